@@ -1,0 +1,351 @@
+/* pld device ABI (sim target).
+ *
+ * Every kernel, builtin or user, is a function
+ *     int32_t kernel(pld_ctx *ctx, const void *args);
+ * written against this header only. The runtime fills the context for one rank and one call;
+ * peers' windows are reached through the primitives below, never by the kernel's own arithmetic,
+ * so that a transport without load/store access to peers (MPI RMA) can serve the same kernels.
+ *
+ * All primitives return a PLD_* status; a kernel returns the first non-OK status it meets.
+ * Signals are int32 cells inside windows: peers write them (notify), the owner reads them (wait).
+ */
+#ifndef PLD_DEVICE_H
+#define PLD_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sched.h>
+#include <time.h>
+
+#define PLD_ABI_VERSION 1
+
+/* Bytes a kernel may stage at once when a peer is reached through ops (get into scratch). */
+#define PLD_TILE_BYTES 65536ull
+
+enum {
+    PLD_OK = 0,
+    PLD_TIMEOUT = 1,
+    PLD_ABORTED = 2,
+    PLD_OUT_OF_BOUNDS = 3,
+    PLD_BAD_COUNT = 4,
+    PLD_TRANSPORT = 5,
+    PLD_UNSUPPORTED = 6,
+    PLD_KERNEL_FAILED = 7,
+};
+
+enum { PLD_NOTIFY_SET = 0, PLD_NOTIFY_ADD = 1 };
+enum { PLD_WAIT_EQ = 0, PLD_WAIT_GE = 1 };
+
+/* What went wrong, filled by the primitive that failed. */
+typedef struct pld_diag {
+    uint64_t cell_off;  /* window offset of the cell waited on, or of the bad value */
+    uint64_t row_off;   /* first cell of the signal row being waited on (missing-peer report) */
+    int32_t row_len;    /* cells in that row; 0 if the wait was on a lone cell */
+    int32_t expected;
+    int32_t observed;
+    int32_t cmp;
+    int32_t index;      /* bad count: peer index */
+    int32_t _pad;
+    int64_t value;      /* bad count: the value found */
+    int64_t limit;      /* bad count: the capacity */
+} pld_diag;
+
+/* Services of the runtime. sleep/wake are the futex behind every wait; put/get/accumulate serve
+ * peers whose base pointer is NULL (not load/store addressable). */
+typedef struct pld_ops {
+    void *data;
+    /* Sleep while *cell == observed, at most timeout_ns. Spurious returns are fine. */
+    void (*sleep)(void *data, const int32_t *cell, int32_t observed, uint64_t timeout_ns);
+    /* Wake every waiter sleeping on cell (a cell of peer's window). */
+    void (*wake)(void *data, int32_t peer, const int32_t *cell);
+    int32_t (*put)(void *data, int32_t peer, uint64_t dst_off, const void *src, uint64_t bytes);
+    int32_t (*get)(void *data, int32_t peer, void *dst, uint64_t src_off, uint64_t bytes);
+    int32_t (*accumulate)(void *data, int32_t peer, uint64_t cell_off, int32_t value, int32_t op);
+} pld_ops;
+
+/* One rank's view of the world during one call. */
+typedef struct pld_ctx {
+    uint32_t abi_version;
+    int32_t rank;
+    int32_t nranks;
+    int32_t spin_limit;          /* polls before yielding (small when ranks outnumber cores) */
+    int32_t yield_limit;         /* sched_yield rounds before sleeping on the futex */
+    int32_t _pad;
+    uint8_t *const *peer_bases;  /* [nranks] window bases; NULL: reach that peer through ops */
+    uint8_t *local_base;         /* == peer_bases[rank], never NULL */
+    uint64_t window_bytes;       /* size of every rank's window */
+    int32_t *sleepers;           /* [nranks] waiters asleep per rank (shared) */
+    const int32_t *abort_flag;   /* non-zero: another rank failed, stop waiting */
+    uint64_t deadline_ns;        /* CLOCK_MONOTONIC; a wait past it fails with PLD_TIMEOUT */
+    uint8_t *scratch;            /* private to this rank */
+    uint64_t scratch_bytes;
+    const pld_ops *ops;
+    pld_diag *diag;
+} pld_ctx;
+
+/* Arguments of the builtin collectives (window offsets in bytes; see each kernel). */
+typedef struct pld_coll_args {
+    uint64_t target_off;
+    uint64_t input_off;
+    uint64_t count;            /* elements (reducing kernels) or bytes (movement kernels) */
+    uint64_t row_bytes;        /* bytes of one row (gather, all_to_all, all_to_all_v) */
+    uint64_t signal_off;       /* first cell of the [nranks] signal */
+    uint64_t send_counts_off;  /* all_to_all_v: int32 [nranks] */
+    uint64_t recv_counts_off;  /* all_to_all_v: int32 [nranks] */
+    int64_t max_rows;          /* all_to_all_v: rows per peer block */
+    int32_t root;
+    int32_t _pad;
+} pld_coll_args;
+
+typedef int32_t (*pld_kernel_fn)(pld_ctx *ctx, const void *args);
+
+/* ---------------------------------------------------------------- time and status */
+
+static inline uint64_t pld_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline int pld_aborted(const pld_ctx *c) {
+    return __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED) != 0;
+}
+
+#define PLD_TRY(expr)                          \
+    do {                                       \
+        int32_t pld_status_ = (expr);          \
+        if (pld_status_ != PLD_OK) return pld_status_; \
+    } while (0)
+
+static inline void pld_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline int pld_in_window(const pld_ctx *c, uint64_t off, uint64_t bytes) {
+    return off <= c->window_bytes && bytes <= c->window_bytes - off;
+}
+
+/* Address of a peer's window byte, or NULL when that peer is reached through ops. */
+static inline uint8_t *pld_peer_ptr(const pld_ctx *c, int32_t peer, uint64_t off) {
+    uint8_t *base = c->peer_bases[peer];
+    return base ? base + off : NULL;
+}
+
+/* ---------------------------------------------------------------- signals */
+
+/* notify: set or atomically add value into the cell at cell_off of peer's window. */
+static inline int32_t pld_notify(pld_ctx *c, int32_t peer, uint64_t cell_off, int32_t value,
+                                 int32_t op) {
+    if (peer < 0 || peer >= c->nranks || !pld_in_window(c, cell_off, 4)) return PLD_OUT_OF_BOUNDS;
+    uint8_t *base = c->peer_bases[peer];
+    if (!base) return c->ops->accumulate(c->ops->data, peer, cell_off, value, op);
+    int32_t *cell = (int32_t *)(base + cell_off);
+    if (op == PLD_NOTIFY_ADD)
+        __atomic_fetch_add(cell, value, __ATOMIC_SEQ_CST);
+    else
+        __atomic_store_n(cell, value, __ATOMIC_SEQ_CST);
+    /* Dekker pairing with pld_wait: the cell write above and the sleepers increment there are
+     * both sequentially consistent, so either the waiter sees the new value or we see it asleep. */
+    if (__atomic_load_n(&c->sleepers[peer], __ATOMIC_SEQ_CST) > 0)
+        c->ops->wake(c->ops->data, peer, cell);
+    return PLD_OK;
+}
+
+static inline int pld_cmp_holds(int32_t value, int32_t expected, int32_t cmp) {
+    return cmp == PLD_WAIT_EQ ? value == expected : value >= expected;
+}
+
+/* wait: until the local cell at cell_off == / >= expected, or the deadline, or an abort.
+ * Spins spin_limit polls, yields yield_limit times, then sleeps on the futex in short slices
+ * (so a deadline or an abort is noticed within a few milliseconds). row_off/row_len name the
+ * signal row this cell belongs to, for the missing-peer report on timeout. */
+static inline int32_t pld_wait_in_row(pld_ctx *c, uint64_t cell_off, int32_t expected,
+                                      int32_t cmp, uint64_t row_off, int32_t row_len) {
+    if (!pld_in_window(c, cell_off, 4)) return PLD_OUT_OF_BOUNDS;
+    int32_t *cell = (int32_t *)(c->local_base + cell_off);
+    int32_t v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
+    if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
+    for (int32_t i = 0; i < c->spin_limit; ++i) {
+        pld_cpu_relax();
+        v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
+        if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
+    }
+    for (int32_t i = 0; i < c->yield_limit; ++i) {
+        sched_yield();
+        v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
+        if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
+        if (pld_aborted(c)) return PLD_ABORTED;
+    }
+    for (;;) {
+        if (pld_aborted(c)) return PLD_ABORTED;
+        uint64_t now = pld_now_ns();
+        if (now >= c->deadline_ns) {
+            pld_diag *d = c->diag;
+            d->cell_off = cell_off;
+            d->row_off = row_off;
+            d->row_len = row_len;
+            d->expected = expected;
+            d->observed = v;
+            d->cmp = cmp;
+            return PLD_TIMEOUT;
+        }
+        uint64_t slice = c->deadline_ns - now;
+        if (slice > 4000000ull) slice = 4000000ull;
+        int32_t *sleepers = &c->sleepers[c->rank];
+        __atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);
+        v = __atomic_load_n(cell, __ATOMIC_SEQ_CST);
+        if (!pld_cmp_holds(v, expected, cmp)) c->ops->sleep(c->ops->data, cell, v, slice);
+        __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
+        v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
+        if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
+    }
+}
+
+static inline int32_t pld_wait(pld_ctx *c, uint64_t cell_off, int32_t expected, int32_t cmp) {
+    return pld_wait_in_row(c, cell_off, expected, cmp, cell_off, 0);
+}
+
+/* ---------------------------------------------------------------- data */
+
+/* put: copy bytes from local memory into peer's window at dst_off. */
+static inline int32_t pld_put(pld_ctx *c, int32_t peer, uint64_t dst_off, const void *src,
+                              uint64_t bytes) {
+    if (peer < 0 || peer >= c->nranks || !pld_in_window(c, dst_off, bytes)) return PLD_OUT_OF_BOUNDS;
+    uint8_t *dst = pld_peer_ptr(c, peer, dst_off);
+    if (!dst) return c->ops->put(c->ops->data, peer, dst_off, src, bytes);
+    memcpy(dst, src, bytes);
+    return PLD_OK;
+}
+
+/* get: copy bytes from peer's window at src_off into local memory. */
+static inline int32_t pld_get(pld_ctx *c, int32_t peer, void *dst, uint64_t src_off,
+                              uint64_t bytes) {
+    if (peer < 0 || peer >= c->nranks || !pld_in_window(c, src_off, bytes)) return PLD_OUT_OF_BOUNDS;
+    const uint8_t *src = pld_peer_ptr(c, peer, src_off);
+    if (!src) return c->ops->get(c->ops->data, peer, dst, src_off, bytes);
+    memcpy(dst, src, bytes);
+    return PLD_OK;
+}
+
+/* remote_load: a readable pointer to `bytes` of peer's window at off. Direct when the peer is
+ * addressable, else fetched into `staging` (which must hold `bytes`). */
+static inline int32_t pld_remote_load(pld_ctx *c, int32_t peer, uint64_t off, uint64_t bytes,
+                                      void *staging, const void **out) {
+    if (peer < 0 || peer >= c->nranks || !pld_in_window(c, off, bytes)) return PLD_OUT_OF_BOUNDS;
+    const uint8_t *src = pld_peer_ptr(c, peer, off);
+    if (src) {
+        *out = src;
+        return PLD_OK;
+    }
+    *out = staging;
+    return c->ops->get(c->ops->data, peer, staging, off, bytes);
+}
+
+/* remote_store: write a tile into peer's window; with PLD_NOTIFY_ADD it adds int32 elements
+ * atomically instead (the atomic flavour is defined for int32 tiles, which is what protocols
+ * built from primitives accumulate). */
+static inline int32_t pld_remote_store(pld_ctx *c, int32_t peer, uint64_t off, const void *src,
+                                       uint64_t bytes, int32_t op) {
+    if (op == PLD_NOTIFY_SET) return pld_put(c, peer, off, src, bytes);
+    if (bytes % 4 != 0) return PLD_UNSUPPORTED;
+    const int32_t *values = (const int32_t *)src;
+    for (uint64_t i = 0; i < bytes / 4; ++i)
+        PLD_TRY(c->peer_bases[peer]
+                    ? (__atomic_fetch_add((int32_t *)(c->peer_bases[peer] + off) + i, values[i],
+                                          __ATOMIC_SEQ_CST),
+                       PLD_OK)
+                    : c->ops->accumulate(c->ops->data, peer, off + 4 * i, values[i], op));
+    return PLD_OK;
+}
+
+/* ---------------------------------------------------------------- credit barriers
+ *
+ * The self-clearing credit protocol. A signal is nranks int32 cells per rank; cell [p] of rank r
+ * counts the rounds peer p has completed towards r in the current call. A round: add 1 to cell
+ * [rank] of each partner, then wait until own cell [partner] >= round number (>=, never ==: a
+ * fast partner may already be crediting its next call). At the end each rank subtracts the
+ * rounds it received from its own cells; subtraction commutes with a fast partner's next-call
+ * credit, where Set(0) would erase it. After every call the signal is all zero again. */
+
+static inline uint64_t pld_cell(const pld_coll_args *a, int32_t peer) {
+    return a->signal_off + 4ull * (uint64_t)peer;
+}
+
+static inline int32_t pld_credit(pld_ctx *c, const pld_coll_args *a, int32_t peer) {
+    return pld_notify(c, peer, pld_cell(a, c->rank), 1, PLD_NOTIFY_ADD);
+}
+
+static inline int32_t pld_await(pld_ctx *c, const pld_coll_args *a, int32_t peer, int32_t round) {
+    return pld_wait_in_row(c, pld_cell(a, peer), round, PLD_WAIT_GE, a->signal_off, c->nranks);
+}
+
+static inline int32_t pld_settle(pld_ctx *c, const pld_coll_args *a, int32_t peer, int32_t rounds) {
+    return pld_notify(c, c->rank, pld_cell(a, peer), -rounds, PLD_NOTIFY_ADD);
+}
+
+/* One round with every peer. */
+static inline int32_t pld_round_all(pld_ctx *c, const pld_coll_args *a, int32_t round) {
+    for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_credit(c, a, (c->rank + i) % c->nranks));
+    for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_await(c, a, (c->rank + i) % c->nranks, round));
+    return PLD_OK;
+}
+
+static inline int32_t pld_settle_all(pld_ctx *c, const pld_coll_args *a, int32_t rounds) {
+    for (int32_t p = 0; p < c->nranks; ++p)
+        if (p != c->rank) PLD_TRY(pld_settle(c, a, p, rounds));
+    return PLD_OK;
+}
+
+/* ---------------------------------------------------------------- f16 / bf16 */
+
+static inline float pld_f32_from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t pld_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+static inline float pld_bf16_to_f32(uint16_t h) { return pld_f32_from_bits((uint32_t)h << 16); }
+
+static inline uint16_t pld_f32_to_bf16(float f) {
+    uint32_t u = pld_f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
+    return (uint16_t)(u >> 16);
+}
+
+static inline float pld_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    if (exp == 0) {
+        float mag = (float)man * 5.9604644775390625e-8f; /* man * 2^-24 */
+        return sign ? -mag : mag;
+    }
+    if (exp == 31) return pld_f32_from_bits(sign | 0x7f800000u | (man << 13));
+    return pld_f32_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+static inline uint16_t pld_f32_to_f16(float f) {
+    uint32_t u = pld_f32_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t abs = u & 0x7fffffffu;
+    if (abs > 0x7f800000u) return sign | 0x7e00u;          /* NaN */
+    if (abs >= 0x477ff000u) return sign | 0x7c00u;         /* overflow (after rounding) -> inf */
+    if (abs < 0x38800000u) {                               /* subnormal or zero in f16 */
+        if (abs < 0x33000000u) return sign;                /* below half the smallest subnormal */
+        uint32_t exp = abs >> 23;
+        uint32_t man = (abs & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126u - exp;                       /* 14..24 */
+        uint32_t half_bits = man >> shift;
+        uint32_t rem = man & ((1u << shift) - 1u);
+        uint32_t halfway = 1u << (shift - 1u);
+        if (rem > halfway || (rem == halfway && (half_bits & 1u))) half_bits += 1u;
+        return sign | (uint16_t)half_bits;
+    }
+    uint32_t r = abs + 0xfffu + ((abs >> 13) & 1u);        /* round to nearest even */
+    return sign | (uint16_t)((r - 0x38000000u) >> 13);
+}
+
+#endif /* PLD_DEVICE_H */

@@ -1,0 +1,350 @@
+//! C generation of the builtin collective kernels, one function per
+//! [`KernelVariant`](pld_model::KernelVariant).
+//!
+//! Every kernel follows the credit protocol of the ABI header (`pld_round_all`, `pld_settle_all`)
+//! and leaves its signal all zero. Reading peers goes through `pld_remote_load` / `pld_get`, so
+//! the same code serves addressable peers (threads, shared memory) and transport-only peers.
+
+use std::fmt::Write;
+
+use pld_model::{DType, KernelKind, KernelVariant, ReduceOp};
+
+use crate::DeviceSource;
+
+/// The builtin collective library: every variant of [`KernelVariant::all`].
+pub fn builtin_source() -> DeviceSource {
+    let mut c = String::new();
+    for op in ReduceOp::ALL {
+        for dtype in DType::ALL {
+            c.push_str(&reduce_helper(op, dtype));
+        }
+    }
+    for variant in KernelVariant::all() {
+        c.push_str(&kernel(variant));
+    }
+    DeviceSource::new(c)
+}
+
+/// The C storage type of a dtype (f16 and bf16 are stored as their bits).
+fn storage_type(dtype: DType) -> &'static str {
+    match dtype {
+        DType::I8 => "int8_t",
+        DType::U8 => "uint8_t",
+        DType::I32 => "int32_t",
+        DType::U32 => "uint32_t",
+        DType::I64 => "int64_t",
+        DType::U64 => "uint64_t",
+        DType::F16 | DType::BF16 => "uint16_t",
+        DType::F32 => "float",
+        DType::F64 => "double",
+    }
+}
+
+/// The unsigned type signed integers wrap through (signed overflow is undefined in C).
+fn wrapping_type(dtype: DType) -> Option<&'static str> {
+    match dtype {
+        DType::I8 => Some("uint8_t"),
+        DType::I32 => Some("uint32_t"),
+        DType::I64 => Some("uint64_t"),
+        _ => None,
+    }
+}
+
+/// `a op b` over values of the compute type.
+fn combine(op: ReduceOp, dtype: DType, a: &str, b: &str) -> String {
+    match (op, wrapping_type(dtype)) {
+        (ReduceOp::Sum, Some(u)) => {
+            format!("({ty})(({u}){a} + ({u}){b})", ty = storage_type(dtype))
+        }
+        (ReduceOp::Prod, Some(u)) => {
+            format!("({ty})(({u}){a} * ({u}){b})", ty = storage_type(dtype))
+        }
+        (ReduceOp::Sum, None) => format!("{a} + {b}"),
+        (ReduceOp::Prod, None) => format!("{a} * {b}"),
+        (ReduceOp::Max, _) => format!("({a} > {b} ? {a} : {b})"),
+        (ReduceOp::Min, _) => format!("({a} < {b} ? {a} : {b})"),
+    }
+}
+
+fn reduce_helper_name(op: ReduceOp, dtype: DType) -> String {
+    format!("pld_reduce_{op}_{dtype}")
+}
+
+/// `acc[i] = acc[i] op src[i]` for n elements; f16/bf16 combine in float.
+fn reduce_helper(op: ReduceOp, dtype: DType) -> String {
+    let ty = storage_type(dtype);
+    let body = match dtype {
+        DType::F16 | DType::BF16 => {
+            let (to_f, from_f) = if dtype == DType::F16 {
+                ("pld_f16_to_f32", "pld_f32_to_f16")
+            } else {
+                ("pld_bf16_to_f32", "pld_f32_to_bf16")
+            };
+            format!(
+                "        float a = {to_f}(acc[i]), b = {to_f}(src[i]);\n        acc[i] = {from_f}({});\n",
+                combine(op, DType::F32, "a", "b")
+            )
+        }
+        _ => format!(
+            "        {ty} a = acc[i], b = src[i];\n        acc[i] = {};\n",
+            combine(op, dtype, "a", "b")
+        ),
+    };
+    format!(
+        "static void {name}({ty} *restrict acc, const {ty} *restrict src, uint64_t n) {{\n    \
+         for (uint64_t i = 0; i < n; ++i) {{\n{body}    }}\n}}\n\n",
+        name = reduce_helper_name(op, dtype)
+    )
+}
+
+fn kernel(variant: KernelVariant) -> String {
+    let symbol = variant.symbol();
+    let body = match (variant.kind, variant.reduction) {
+        (KernelKind::AllReduceMesh, Some((op, dtype))) => all_reduce_mesh(op, dtype),
+        (KernelKind::AllReduceRing, Some((op, dtype))) => all_reduce_ring(op, dtype),
+        (KernelKind::ReduceScatter, Some((op, dtype))) => reduce_scatter(op, dtype),
+        (KernelKind::Broadcast, None) => BROADCAST.to_owned(),
+        (KernelKind::AllGather, None) => ALL_GATHER.to_owned(),
+        (KernelKind::AllToAll, None) => ALL_TO_ALL.to_owned(),
+        (KernelKind::AllToAllV, None) => ALL_TO_ALL_V.to_owned(),
+        (KernelKind::Barrier, None) => BARRIER.to_owned(),
+        (kind, reduction) => unreachable!("no kernel for {kind:?} with {reduction:?}"),
+    };
+    let mut c = String::new();
+    let _ = writeln!(c, "int32_t {symbol}(pld_ctx *c, const void *args) {{");
+    let _ = writeln!(
+        c,
+        "    const pld_coll_args *a = (const pld_coll_args *)args;"
+    );
+    c.push_str(&body);
+    c.push_str("}\n\n");
+    c
+}
+
+/// One-shot: ready round; every rank reduces all ranks' buffers in rank order 0..n (so every
+/// rank gets identical bits) into scratch, tile by tile; a round so no peer still reads the
+/// target; then the result is copied in place.
+fn all_reduce_mesh(op: ReduceOp, dtype: DType) -> String {
+    let ty = storage_type(dtype);
+    let reduce = reduce_helper_name(op, dtype);
+    format!(
+        r#"    const uint64_t n = a->count, bytes = n * sizeof({ty});
+    if (c->nranks == 1) return PLD_OK;
+    if (!pld_in_window(c, a->target_off, bytes)) return PLD_OUT_OF_BOUNDS;
+    if (c->scratch_bytes < bytes + PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;
+    {ty} *acc = ({ty} *)c->scratch;
+    uint8_t *staging = c->scratch + bytes;
+    const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
+    PLD_TRY(pld_round_all(c, a, 1));
+    for (uint64_t i = 0; i < n; i += tile) {{
+        const uint64_t m = n - i < tile ? n - i : tile;
+        const uint64_t off = a->target_off + i * sizeof({ty});
+        for (int32_t p = 0; p < c->nranks; ++p) {{
+            const void *src;
+            PLD_TRY(pld_remote_load(c, p, off, m * sizeof({ty}), staging, &src));
+            if (p == 0) memcpy(acc + i, src, m * sizeof({ty}));
+            else {reduce}(acc + i, (const {ty} *)src, m);
+        }}
+    }}
+    PLD_TRY(pld_round_all(c, a, 2));
+    memcpy(c->local_base + a->target_off, acc, bytes);
+    return pld_settle_all(c, a, 2);
+"#
+    )
+}
+
+/// Ring: the buffer is cut into nranks balanced chunks (any count, chunks may be empty). Step s
+/// of the reduce-scatter pulls chunk (rank-s-1) from the left neighbour and reduces it into the
+/// own chunk; step s of the all-gather copies chunk (rank-s). A round with both neighbours
+/// follows the ready point and every step, so neighbours are never more than one step apart:
+/// a chunk is read only after its writer finished the step that wrote it, and overwritten only
+/// after its reader finished the step that read it. The last round is the closing barrier.
+fn all_reduce_ring(op: ReduceOp, dtype: DType) -> String {
+    let ty = storage_type(dtype);
+    let reduce = reduce_helper_name(op, dtype);
+    format!(
+        r#"    const int32_t w = c->nranks, r = c->rank;
+    const uint64_t n = a->count;
+    if (w == 1) return PLD_OK;
+    if (!pld_in_window(c, a->target_off, n * sizeof({ty}))) return PLD_OUT_OF_BOUNDS;
+    if (c->scratch_bytes < PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;
+    const int32_t left = (r + w - 1) % w, right = (r + 1) % w;
+    const uint64_t base = n / (uint64_t)w, extra = n % (uint64_t)w;
+    const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
+    {ty} *mine = ({ty} *)(c->local_base + a->target_off);
+    int32_t round = 0;
+#define PLD_RING_ROUND()                                                     \
+    do {{                                                                     \
+        ++round;                                                             \
+        PLD_TRY(pld_credit(c, a, left));                                     \
+        if (right != left) PLD_TRY(pld_credit(c, a, right));                 \
+        PLD_TRY(pld_await(c, a, left, round));                               \
+        if (right != left) PLD_TRY(pld_await(c, a, right, round));           \
+    }} while (0)
+    PLD_RING_ROUND();
+    for (int32_t s = 0; s < 2 * (w - 1); ++s) {{
+        const int gather = s >= w - 1;
+        const int32_t k = gather ? (r - (s - (w - 1)) + w) % w : (r - s - 1 + 2 * w) % w;
+        const uint64_t lo = base * (uint64_t)k + ((uint64_t)k < extra ? (uint64_t)k : extra);
+        const uint64_t len = base + ((uint64_t)k < extra ? 1 : 0);
+        for (uint64_t i = 0; i < len; i += tile) {{
+            const uint64_t m = len - i < tile ? len - i : tile;
+            const uint64_t off = a->target_off + (lo + i) * sizeof({ty});
+            if (gather) {{
+                PLD_TRY(pld_get(c, left, mine + lo + i, off, m * sizeof({ty})));
+            }} else {{
+                const void *src;
+                PLD_TRY(pld_remote_load(c, left, off, m * sizeof({ty}), c->scratch, &src));
+                {reduce}(mine + lo + i, (const {ty} *)src, m);
+            }}
+        }}
+        PLD_RING_ROUND();
+    }}
+#undef PLD_RING_ROUND
+    PLD_TRY(pld_settle(c, a, left, round));
+    if (right != left) PLD_TRY(pld_settle(c, a, right, round));
+    return PLD_OK;
+"#
+    )
+}
+
+/// Row `rank` of the [nranks, count] target becomes the reduction of that row over all ranks.
+/// Peers read only their own row index from this rank, so the reduction runs in place.
+fn reduce_scatter(op: ReduceOp, dtype: DType) -> String {
+    let ty = storage_type(dtype);
+    let reduce = reduce_helper_name(op, dtype);
+    format!(
+        r#"    const uint64_t n = a->count, row = n * sizeof({ty});
+    if (c->nranks == 1) return PLD_OK;
+    if (!pld_in_window(c, a->target_off, row * (uint64_t)c->nranks)) return PLD_OUT_OF_BOUNDS;
+    if (c->scratch_bytes < PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;
+    const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
+    const uint64_t mine_off = a->target_off + row * (uint64_t)c->rank;
+    {ty} *mine = ({ty} *)(c->local_base + mine_off);
+    PLD_TRY(pld_round_all(c, a, 1));
+    for (int32_t i = 1; i < c->nranks; ++i) {{
+        const int32_t p = (c->rank + i) % c->nranks;
+        for (uint64_t j = 0; j < n; j += tile) {{
+            const uint64_t m = n - j < tile ? n - j : tile;
+            const void *src;
+            PLD_TRY(pld_remote_load(c, p, mine_off + j * sizeof({ty}), m * sizeof({ty}), c->scratch, &src));
+            {reduce}(mine + j, (const {ty} *)src, m);
+        }}
+    }}
+    PLD_TRY(pld_round_all(c, a, 2));
+    return pld_settle_all(c, a, 2);
+"#
+    )
+}
+
+/// The root credits every peer once its buffer is ready; each peer copies it, then credits the
+/// root, which leaves only when no peer still reads its buffer.
+const BROADCAST: &str = r#"    const int32_t root = a->root;
+    if (c->nranks == 1) return PLD_OK;
+    if (root < 0 || root >= c->nranks) return PLD_OUT_OF_BOUNDS;
+    if (!pld_in_window(c, a->target_off, a->count)) return PLD_OUT_OF_BOUNDS;
+    if (c->rank == root) {
+        for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_credit(c, a, (root + i) % c->nranks));
+        for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_await(c, a, (root + i) % c->nranks, 1));
+        return pld_settle_all(c, a, 1);
+    }
+    PLD_TRY(pld_await(c, a, root, 1));
+    PLD_TRY(pld_get(c, root, c->local_base + a->target_off, a->target_off, a->count));
+    PLD_TRY(pld_credit(c, a, root));
+    return pld_settle(c, a, root, 1);
+"#;
+
+/// Pull: row p of the target receives peer p's local row.
+const ALL_GATHER: &str = r#"    const uint64_t row = a->row_bytes;
+    if (!pld_in_window(c, a->input_off, row) ||
+        !pld_in_window(c, a->target_off, row * (uint64_t)c->nranks)) return PLD_OUT_OF_BOUNDS;
+    uint8_t *target = c->local_base + a->target_off;
+    memcpy(target + row * (uint64_t)c->rank, c->local_base + a->input_off, row);
+    if (c->nranks == 1) return PLD_OK;
+    PLD_TRY(pld_round_all(c, a, 1));
+    for (int32_t i = 1; i < c->nranks; ++i) {
+        const int32_t p = (c->rank + i) % c->nranks;
+        PLD_TRY(pld_get(c, p, target + row * (uint64_t)p, a->input_off, row));
+    }
+    PLD_TRY(pld_round_all(c, a, 2));
+    return pld_settle_all(c, a, 2);
+"#;
+
+/// Pull: row p of the target receives row `rank` of peer p's input.
+const ALL_TO_ALL: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64_t)c->nranks, r = (uint64_t)c->rank;
+    if (!pld_in_window(c, a->input_off, row * w) ||
+        !pld_in_window(c, a->target_off, row * w)) return PLD_OUT_OF_BOUNDS;
+    uint8_t *target = c->local_base + a->target_off;
+    memcpy(target + row * r, c->local_base + a->input_off + row * r, row);
+    if (w == 1) return PLD_OK;
+    PLD_TRY(pld_round_all(c, a, 1));
+    for (int32_t i = 1; i < c->nranks; ++i) {
+        const int32_t p = (c->rank + i) % c->nranks;
+        PLD_TRY(pld_get(c, p, target + row * (uint64_t)p, a->input_off + row * r, row));
+    }
+    PLD_TRY(pld_round_all(c, a, 2));
+    return pld_settle_all(c, a, 2);
+"#;
+
+/// Input and target are [nranks * max_rows] rows; block d of the input holds the rows for peer
+/// d. Each rank first checks its own send counts (so a bad count is reported by its sender,
+/// before anything moves), then pulls exactly the counted rows of its block from every peer and
+/// records the counts in recv_counts.
+const ALL_TO_ALL_V: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64_t)c->nranks, r = (uint64_t)c->rank;
+    const int64_t cap = a->max_rows;
+    const uint64_t block = row * (uint64_t)cap;
+    if (cap < 0 || !pld_in_window(c, a->input_off, block * w) ||
+        !pld_in_window(c, a->target_off, block * w) ||
+        !pld_in_window(c, a->send_counts_off, 4 * w) ||
+        !pld_in_window(c, a->recv_counts_off, 4 * w)) return PLD_OUT_OF_BOUNDS;
+    const int32_t *send = (const int32_t *)(c->local_base + a->send_counts_off);
+    int32_t *recv = (int32_t *)(c->local_base + a->recv_counts_off);
+    for (uint64_t d = 0; d < w; ++d) {
+        if (send[d] < 0 || send[d] > cap) {
+            c->diag->cell_off = a->send_counts_off + 4 * d;
+            c->diag->index = (int32_t)d;
+            c->diag->value = send[d];
+            c->diag->limit = cap;
+            return PLD_BAD_COUNT;
+        }
+    }
+    if (w > 1) PLD_TRY(pld_round_all(c, a, 1));
+    uint8_t *target = c->local_base + a->target_off;
+    for (uint64_t i = 0; i < w; ++i) {
+        const int32_t p = (int32_t)((r + i) % w);
+        int32_t count;
+        PLD_TRY(pld_get(c, p, &count, a->send_counts_off + 4 * r, 4));
+        if (count < 0 || count > cap) {
+            c->diag->cell_off = a->send_counts_off + 4 * r;
+            c->diag->index = p;
+            c->diag->value = count;
+            c->diag->limit = cap;
+            return PLD_BAD_COUNT;
+        }
+        recv[p] = count;
+        PLD_TRY(pld_get(c, p, target + block * (uint64_t)p, a->input_off + block * r,
+                        row * (uint64_t)count));
+    }
+    if (w == 1) return PLD_OK;
+    PLD_TRY(pld_round_all(c, a, 2));
+    return pld_settle_all(c, a, 2);
+"#;
+
+const BARRIER: &str = r#"    if (c->nranks == 1) return PLD_OK;
+    PLD_TRY(pld_round_all(c, a, 1));
+    return pld_settle_all(c, a, 1);
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_is_defined_once() {
+        let c = builtin_source().to_c();
+        for v in KernelVariant::all() {
+            let def = format!("int32_t {}(pld_ctx *c, const void *args)", v.symbol());
+            assert_eq!(c.matches(&def).count(), 1, "{}", v.symbol());
+        }
+    }
+}

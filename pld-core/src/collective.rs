@@ -1,0 +1,550 @@
+//! The host collectives: option builders and the checks and dispatch behind
+//! `Host::all_reduce` and friends. Every check reads the contract table of `pld-model`; every
+//! data movement happens in a builtin device kernel.
+
+use std::panic::Location;
+use std::sync::Arc;
+
+use pld_model::{
+    AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, ReduceOp, TILE_BYTES,
+};
+
+use crate::device::abi::CollArgs;
+use crate::device::builtins;
+use crate::window::{Allocation, Operand};
+use crate::world::Task;
+use crate::{Error, Host, Result, Window};
+
+/// Options every collective shares: the signal to use and the rank count the caller expects.
+#[derive(Clone, Default)]
+pub struct Common {
+    nranks: Option<usize>,
+    signal: Option<Operand>,
+}
+
+macro_rules! common_setters {
+    ($ty:ident) => {
+        impl $ty {
+            /// Declares the rank count this call is written for; checked against the world.
+            pub fn nranks(mut self, nranks: usize) -> Self {
+                self.common.nranks = Some(nranks);
+                self
+            }
+
+            /// Uses `signal` (i32, one cell per rank) instead of allocating one for the call.
+            pub fn signal<T: Element>(mut self, signal: &Window<'_, T>) -> Self {
+                self.common.signal = Some(signal.operand());
+                self
+            }
+        }
+    };
+}
+
+/// Options of [`Host::all_reduce`]: `AllReduce::ring().op(ReduceOp::Max)`.
+#[derive(Clone, Default)]
+pub struct AllReduce {
+    mode: AllReduceMode,
+    op: ReduceOp,
+    common: Common,
+}
+
+impl AllReduce {
+    /// Mesh (one-shot) mode with `op = sum`: the default.
+    pub fn mesh() -> AllReduce {
+        AllReduce::default()
+    }
+
+    /// Ring mode with `op = sum`.
+    pub fn ring() -> AllReduce {
+        AllReduce {
+            mode: AllReduceMode::Ring,
+            ..AllReduce::default()
+        }
+    }
+
+    /// Sets the mode.
+    pub fn mode(mut self, mode: AllReduceMode) -> AllReduce {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets the reduce op.
+    pub fn op(mut self, op: ReduceOp) -> AllReduce {
+        self.op = op;
+        self
+    }
+}
+common_setters!(AllReduce);
+
+/// Options of [`Host::reduce_scatter`].
+#[derive(Clone, Default)]
+pub struct ReduceScatter {
+    op: ReduceOp,
+    common: Common,
+}
+
+impl ReduceScatter {
+    /// `op = sum`.
+    pub fn new() -> ReduceScatter {
+        ReduceScatter::default()
+    }
+
+    /// Sets the reduce op.
+    pub fn op(mut self, op: ReduceOp) -> ReduceScatter {
+        self.op = op;
+        self
+    }
+}
+common_setters!(ReduceScatter);
+
+/// Options of [`Host::broadcast`]; the root is required.
+#[derive(Clone)]
+pub struct Broadcast {
+    root: i64,
+    common: Common,
+}
+
+impl Broadcast {
+    /// Broadcast from `root`.
+    pub fn root(root: i64) -> Broadcast {
+        Broadcast {
+            root,
+            common: Common::default(),
+        }
+    }
+}
+common_setters!(Broadcast);
+
+/// Options of the collectives that take nothing but the shared ones: [`Host::all_gather`],
+/// [`Host::all_to_all`], [`Host::all_to_all_v`], [`Host::barrier`].
+#[derive(Clone, Default)]
+pub struct Opts {
+    common: Common,
+}
+
+impl Opts {
+    /// No options: a signal is allocated for the call, the world's rank count is used.
+    pub fn new() -> Opts {
+        Opts::default()
+    }
+}
+common_setters!(Opts);
+
+/// A checked collective call, ready to be queued on every rank.
+struct Plan {
+    call: Arc<str>,
+    operands: Vec<(&'static str, Operand)>,
+    signal: Arc<Allocation>,
+}
+
+impl Host<'_> {
+    /// Checks the shared options and the operands, resolving the signal.
+    fn plan(
+        &self,
+        collective: Collective,
+        call: String,
+        location: &Location<'_>,
+        common: Common,
+        operands: Vec<(&'static str, Operand)>,
+    ) -> Result<Plan> {
+        let call = format!(
+            "{call} at {}:{}:{}",
+            location.file(),
+            location.line(),
+            location.column()
+        );
+        let nranks = self.nranks();
+        if let Some(declared) = common.nranks
+            && declared != nranks
+        {
+            return Err(Error::NranksMismatch {
+                call,
+                declared,
+                world: nranks,
+            });
+        }
+        let own = self.world().shared();
+        let mut all: Vec<(&'static str, &Operand)> =
+            operands.iter().map(|(r, o)| (*r, o)).collect();
+        if let Some(signal) = &common.signal {
+            all.push(("signal", signal));
+        }
+        for (role, operand) in &all {
+            if !Arc::ptr_eq(operand.alloc.shared(), own) {
+                return Err(Error::BadOperand {
+                    call,
+                    role,
+                    buffer: operand.name().to_owned(),
+                    expected: "a window of this world".into(),
+                    found: "a window of another world".into(),
+                });
+            }
+        }
+        for (i, (first, a)) in all.iter().enumerate() {
+            for (second, b) in &all[i + 1..] {
+                if Arc::ptr_eq(&a.alloc, &b.alloc) {
+                    return Err(Error::AliasedWindows {
+                        call,
+                        buffer: a.name().to_owned(),
+                        first,
+                        second,
+                    });
+                }
+            }
+        }
+        let signal = match common.signal {
+            Some(signal) => {
+                let cells = Collective::signal_cells(nranks);
+                if signal.dtype != Collective::SIGNAL_DTYPE || signal.len() != cells {
+                    return Err(Error::BadOperand {
+                        call,
+                        role: "signal",
+                        buffer: signal.name().to_owned(),
+                        expected: format!("{} [{cells}] (one cell per rank)", DType::I32),
+                        found: signal.describe(),
+                    });
+                }
+                signal.alloc
+            }
+            None => self.call_signal(collective)?,
+        };
+        Ok(Plan {
+            call: call.into(),
+            operands,
+            signal,
+        })
+    }
+
+    /// Queues `variant` on every rank with `args`.
+    fn dispatch(
+        &self,
+        plan: Plan,
+        variant: KernelVariant,
+        mut args: CollArgs,
+        scratch_bytes: usize,
+    ) -> Result<()> {
+        let kernel = builtins()?.kernel(variant);
+        args.signal_off = plan.signal.offset() as u64;
+        let keep: Arc<Vec<Arc<Allocation>>> = Arc::new(
+            plan.operands
+                .iter()
+                .map(|(_, o)| Arc::clone(&o.alloc))
+                .collect(),
+        );
+        for rank in 0..self.nranks() {
+            let call = Arc::clone(&plan.call);
+            let keep = Arc::clone(&keep);
+            let signal = Arc::clone(&plan.signal);
+            self.enqueue(
+                rank,
+                Task {
+                    call: Arc::clone(&plan.call),
+                    signal: Some(Arc::clone(&plan.signal)),
+                    work: Box::new(move |state| {
+                        let _alive = (&keep, &signal);
+                        state.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call)
+                    }),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn bad(call: &Arc<str>, role: &'static str, operand: &Operand, expected: String) -> Error {
+        Error::BadOperand {
+            call: call.to_string(),
+            role,
+            buffer: operand.name().to_owned(),
+            expected,
+            found: operand.describe(),
+        }
+    }
+
+    /// Every rank's `target` becomes the `op`-reduction of all ranks' `target`, in place.
+    ///
+    /// Mesh mode reduces in rank order on every rank (identical bits everywhere); ring mode takes
+    /// any element count, including fewer elements than ranks.
+    #[track_caller]
+    pub fn all_reduce<T: Element>(&self, target: &Window<'_, T>, opts: AllReduce) -> Result<()> {
+        let call = format!(
+            "all_reduce(mode = {}, op = {}, dtype = {})",
+            opts.mode.name(),
+            opts.op,
+            T::DTYPE
+        );
+        let plan = self.plan(
+            Collective::AllReduce,
+            call,
+            Location::caller(),
+            opts.common,
+            vec![("target", target.operand())],
+        )?;
+        let (kind, scratch) = match opts.mode {
+            AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + TILE_BYTES),
+            AllReduceMode::Ring => (KernelKind::AllReduceRing, TILE_BYTES),
+        };
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            count: target.len() as u64,
+            ..CollArgs::default()
+        };
+        self.dispatch(
+            plan,
+            KernelVariant::reducing(kind, opts.op, T::DTYPE),
+            args,
+            scratch,
+        )
+    }
+
+    /// `target` is `[nranks, n]` on every rank; row `r` of rank `r` becomes the reduction of row
+    /// `r` over all ranks (other rows are left as they were).
+    #[track_caller]
+    pub fn reduce_scatter<T: Element>(
+        &self,
+        target: &Window<'_, T>,
+        opts: ReduceScatter,
+    ) -> Result<()> {
+        let call = format!("reduce_scatter(op = {}, dtype = {})", opts.op, T::DTYPE);
+        let plan = self.plan(
+            Collective::ReduceScatter,
+            call,
+            Location::caller(),
+            opts.common,
+            vec![("target", target.operand())],
+        )?;
+        let n = self.nranks();
+        if target.len() % n != 0 {
+            return Err(Self::bad(
+                &plan.call,
+                "target",
+                &plan.operands[0].1,
+                format!("[{n}, row] ({n} equal rows)"),
+            ));
+        }
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            count: (target.len() / n) as u64,
+            ..CollArgs::default()
+        };
+        self.dispatch(
+            plan,
+            KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE),
+            args,
+            TILE_BYTES,
+        )
+    }
+
+    /// Every rank's `target` becomes the root's.
+    #[track_caller]
+    pub fn broadcast<T: Element>(&self, target: &Window<'_, T>, opts: Broadcast) -> Result<()> {
+        let call = format!("broadcast(root = {}, dtype = {})", opts.root, T::DTYPE);
+        let root = opts.root;
+        let plan = self.plan(
+            Collective::Broadcast,
+            call,
+            Location::caller(),
+            opts.common,
+            vec![("target", target.operand())],
+        )?;
+        if root < 0 || root >= self.nranks() as i64 {
+            return Err(Error::RootOutOfRange {
+                call: plan.call.to_string(),
+                root,
+                nranks: self.nranks(),
+            });
+        }
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            count: target.bytes() as u64,
+            root: root as i32,
+            ..CollArgs::default()
+        };
+        self.dispatch(
+            plan,
+            KernelVariant::movement(KernelKind::Broadcast),
+            args,
+            TILE_BYTES,
+        )
+    }
+
+    /// Row `p` of every rank's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`).
+    #[track_caller]
+    pub fn all_gather<T: Element>(
+        &self,
+        local: &Window<'_, T>,
+        target: &Window<'_, T>,
+        opts: Opts,
+    ) -> Result<()> {
+        let call = format!("all_gather(dtype = {})", T::DTYPE);
+        let plan = self.plan(
+            Collective::AllGather,
+            call,
+            Location::caller(),
+            opts.common,
+            vec![("local", local.operand()), ("target", target.operand())],
+        )?;
+        let n = self.nranks();
+        if target.len() != n * local.len() {
+            let expected = format!(
+                "{n} x {} = {} elements ({n} rows of `{}`)",
+                local.len(),
+                n * local.len(),
+                local.name()
+            );
+            return Err(Self::bad(
+                &plan.call,
+                "target",
+                &plan.operands[1].1,
+                expected,
+            ));
+        }
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            input_off: local.offset() as u64,
+            row_bytes: local.bytes() as u64,
+            ..CollArgs::default()
+        };
+        self.dispatch(
+            plan,
+            KernelVariant::movement(KernelKind::AllGather),
+            args,
+            TILE_BYTES,
+        )
+    }
+
+    /// Row `p` of rank `r`'s `target` becomes row `r` of rank `p`'s `input`; both `[nranks, n]`.
+    #[track_caller]
+    pub fn all_to_all<T: Element>(
+        &self,
+        input: &Window<'_, T>,
+        target: &Window<'_, T>,
+        opts: Opts,
+    ) -> Result<()> {
+        let call = format!("all_to_all(dtype = {})", T::DTYPE);
+        let plan = self.plan(
+            Collective::AllToAll,
+            call,
+            Location::caller(),
+            opts.common,
+            vec![("input", input.operand()), ("target", target.operand())],
+        )?;
+        let n = self.nranks();
+        if input.len() % n != 0 {
+            return Err(Self::bad(
+                &plan.call,
+                "input",
+                &plan.operands[0].1,
+                format!("[{n}, row] ({n} equal rows)"),
+            ));
+        }
+        if target.len() != input.len() {
+            return Err(Self::bad(
+                &plan.call,
+                "target",
+                &plan.operands[1].1,
+                format!("{} elements, like `{}`", input.len(), input.name()),
+            ));
+        }
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            input_off: input.offset() as u64,
+            row_bytes: (input.bytes() / n) as u64,
+            ..CollArgs::default()
+        };
+        self.dispatch(
+            plan,
+            KernelVariant::movement(KernelKind::AllToAll),
+            args,
+            TILE_BYTES,
+        )
+    }
+
+    /// `input` and `target` are `[nranks * max_rows, ...]`: block `d` of `input` holds up to
+    /// `max_rows` rows for rank `d`, of which `send_counts[d]` are sent. Block `p` of `target`
+    /// receives rank `p`'s rows for this rank and `recv_counts[p]` their count; rows beyond the
+    /// count are not touched. A count below 0 or above `max_rows` is an error naming the rank.
+    #[track_caller]
+    pub fn all_to_all_v<T: Element>(
+        &self,
+        input: &Window<'_, T>,
+        target: &Window<'_, T>,
+        send_counts: &Window<'_, i32>,
+        recv_counts: &Window<'_, i32>,
+        opts: Opts,
+    ) -> Result<()> {
+        let call = format!("all_to_all_v(dtype = {})", T::DTYPE);
+        let plan = self.plan(
+            Collective::AllToAllV,
+            call,
+            Location::caller(),
+            opts.common,
+            vec![
+                ("input", input.operand()),
+                ("target", target.operand()),
+                ("send_counts", send_counts.operand()),
+                ("recv_counts", recv_counts.operand()),
+            ],
+        )?;
+        let n = self.nranks();
+        let rows = input.shape().dims().first().copied().unwrap_or(0);
+        if input.shape().dims().len() < 2 || rows % n != 0 {
+            return Err(Self::bad(
+                &plan.call,
+                "input",
+                &plan.operands[0].1,
+                format!("[{n} * max_rows, ...] (a block of rows per rank)"),
+            ));
+        }
+        if target.shape() != input.shape() {
+            return Err(Self::bad(
+                &plan.call,
+                "target",
+                &plan.operands[1].1,
+                format!("{:?}, like `{}`", input.shape().dims(), input.name()),
+            ));
+        }
+        for (i, counts) in [(2, send_counts), (3, recv_counts)] {
+            if counts.len() != n {
+                return Err(Self::bad(
+                    &plan.call,
+                    plan.operands[i].0,
+                    &plan.operands[i].1,
+                    format!("i32 [{n}] (one count per rank)"),
+                ));
+            }
+        }
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            input_off: input.offset() as u64,
+            row_bytes: (input.bytes() / rows) as u64,
+            send_counts_off: send_counts.offset() as u64,
+            recv_counts_off: recv_counts.offset() as u64,
+            max_rows: (rows / n) as i64,
+            ..CollArgs::default()
+        };
+        self.dispatch(
+            plan,
+            KernelVariant::movement(KernelKind::AllToAllV),
+            args,
+            TILE_BYTES,
+        )
+    }
+
+    /// No rank passes until every rank has arrived.
+    #[track_caller]
+    pub fn barrier(&self, opts: Opts) -> Result<()> {
+        let plan = self.plan(
+            Collective::Barrier,
+            "barrier()".into(),
+            Location::caller(),
+            opts.common,
+            Vec::new(),
+        )?;
+        self.dispatch(
+            plan,
+            KernelVariant::movement(KernelKind::Barrier),
+            CollArgs::default(),
+            TILE_BYTES,
+        )
+    }
+}

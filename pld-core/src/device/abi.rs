@@ -1,0 +1,146 @@
+//! Rust mirrors of the structs in `pld_device.h`. Their layout is checked against every device
+//! binary at load ([`rust_layout`] vs the binary's `pld_abi_layout`).
+
+use std::ffi::c_void;
+use std::mem::{offset_of, size_of};
+
+use pld_model::AbiLayout;
+
+/// `pld_diag`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Diag {
+    pub cell_off: u64,
+    pub row_off: u64,
+    pub row_len: i32,
+    pub expected: i32,
+    pub observed: i32,
+    pub cmp: i32,
+    pub index: i32,
+    pub _pad: i32,
+    pub value: i64,
+    pub limit: i64,
+}
+
+/// `pld_ops`.
+#[repr(C)]
+pub(crate) struct Ops {
+    pub data: *mut c_void,
+    pub sleep: unsafe extern "C" fn(*mut c_void, *const i32, i32, u64),
+    pub wake: unsafe extern "C" fn(*mut c_void, i32, *const i32),
+    pub put: unsafe extern "C" fn(*mut c_void, i32, u64, *const c_void, u64) -> i32,
+    pub get: unsafe extern "C" fn(*mut c_void, i32, *mut c_void, u64, u64) -> i32,
+    pub accumulate: unsafe extern "C" fn(*mut c_void, i32, u64, i32, i32) -> i32,
+}
+
+// SAFETY: `data` is null for the local transport and the functions are thread-safe.
+unsafe impl Sync for Ops {}
+
+/// `pld_ctx`.
+#[repr(C)]
+pub(crate) struct Ctx {
+    pub abi_version: u32,
+    pub rank: i32,
+    pub nranks: i32,
+    pub spin_limit: i32,
+    pub yield_limit: i32,
+    pub _pad: i32,
+    pub peer_bases: *const *mut u8,
+    pub local_base: *mut u8,
+    pub window_bytes: u64,
+    pub sleepers: *mut i32,
+    pub abort_flag: *const i32,
+    pub deadline_ns: u64,
+    pub scratch: *mut u8,
+    pub scratch_bytes: u64,
+    pub ops: *const Ops,
+    pub diag: *mut Diag,
+}
+
+/// `pld_coll_args`: the arguments of every builtin collective kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CollArgs {
+    pub target_off: u64,
+    pub input_off: u64,
+    pub count: u64,
+    pub row_bytes: u64,
+    pub signal_off: u64,
+    pub send_counts_off: u64,
+    pub recv_counts_off: u64,
+    pub max_rows: i64,
+    pub root: i32,
+    pub _pad: i32,
+}
+
+/// `pld_kernel_fn`.
+pub(crate) type KernelFn = unsafe extern "C" fn(*mut Ctx, *const c_void) -> i32;
+
+/// `sizeof`/`offsetof` of [`AbiLayout::FIELDS`] on the Rust side, in the same order.
+pub(crate) fn rust_layout() -> Vec<u64> {
+    AbiLayout::FIELDS
+        .iter()
+        .map(|&(strukt, field)| {
+            let v = match (strukt, field) {
+                ("pld_ctx", "") => size_of::<Ctx>(),
+                ("pld_ctx", "abi_version") => offset_of!(Ctx, abi_version),
+                ("pld_ctx", "rank") => offset_of!(Ctx, rank),
+                ("pld_ctx", "nranks") => offset_of!(Ctx, nranks),
+                ("pld_ctx", "spin_limit") => offset_of!(Ctx, spin_limit),
+                ("pld_ctx", "yield_limit") => offset_of!(Ctx, yield_limit),
+                ("pld_ctx", "peer_bases") => offset_of!(Ctx, peer_bases),
+                ("pld_ctx", "local_base") => offset_of!(Ctx, local_base),
+                ("pld_ctx", "window_bytes") => offset_of!(Ctx, window_bytes),
+                ("pld_ctx", "sleepers") => offset_of!(Ctx, sleepers),
+                ("pld_ctx", "abort_flag") => offset_of!(Ctx, abort_flag),
+                ("pld_ctx", "deadline_ns") => offset_of!(Ctx, deadline_ns),
+                ("pld_ctx", "scratch") => offset_of!(Ctx, scratch),
+                ("pld_ctx", "scratch_bytes") => offset_of!(Ctx, scratch_bytes),
+                ("pld_ctx", "ops") => offset_of!(Ctx, ops),
+                ("pld_ctx", "diag") => offset_of!(Ctx, diag),
+                ("pld_ops", "") => size_of::<Ops>(),
+                ("pld_ops", "data") => offset_of!(Ops, data),
+                ("pld_ops", "sleep") => offset_of!(Ops, sleep),
+                ("pld_ops", "wake") => offset_of!(Ops, wake),
+                ("pld_ops", "put") => offset_of!(Ops, put),
+                ("pld_ops", "get") => offset_of!(Ops, get),
+                ("pld_ops", "accumulate") => offset_of!(Ops, accumulate),
+                ("pld_diag", "") => size_of::<Diag>(),
+                ("pld_diag", "cell_off") => offset_of!(Diag, cell_off),
+                ("pld_diag", "row_off") => offset_of!(Diag, row_off),
+                ("pld_diag", "row_len") => offset_of!(Diag, row_len),
+                ("pld_diag", "expected") => offset_of!(Diag, expected),
+                ("pld_diag", "observed") => offset_of!(Diag, observed),
+                ("pld_diag", "cmp") => offset_of!(Diag, cmp),
+                ("pld_diag", "index") => offset_of!(Diag, index),
+                ("pld_diag", "value") => offset_of!(Diag, value),
+                ("pld_diag", "limit") => offset_of!(Diag, limit),
+                ("pld_coll_args", "") => size_of::<CollArgs>(),
+                ("pld_coll_args", "target_off") => offset_of!(CollArgs, target_off),
+                ("pld_coll_args", "input_off") => offset_of!(CollArgs, input_off),
+                ("pld_coll_args", "count") => offset_of!(CollArgs, count),
+                ("pld_coll_args", "row_bytes") => offset_of!(CollArgs, row_bytes),
+                ("pld_coll_args", "signal_off") => offset_of!(CollArgs, signal_off),
+                ("pld_coll_args", "send_counts_off") => offset_of!(CollArgs, send_counts_off),
+                ("pld_coll_args", "recv_counts_off") => offset_of!(CollArgs, recv_counts_off),
+                ("pld_coll_args", "max_rows") => offset_of!(CollArgs, max_rows),
+                ("pld_coll_args", "root") => offset_of!(CollArgs, root),
+                other => {
+                    unreachable!("AbiLayout::FIELDS names {other:?}, which has no Rust mirror")
+                }
+            };
+            v as u64
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_layout_field_has_a_mirror() {
+        assert_eq!(
+            super::rust_layout().len(),
+            pld_model::AbiLayout::FIELDS.len()
+        );
+    }
+}

@@ -1,0 +1,221 @@
+//! Loading device binaries (shared objects for the `sim` target) and checking that they were
+//! built for this runtime: same ABI version, same struct layout, expected content hash.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, c_char};
+use std::io::Write as _;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use pld_model::{ABI_VERSION, KernelVariant};
+
+use super::abi::{KernelFn, rust_layout};
+use crate::{Error, Result};
+
+/// A loaded device binary: kernels compiled against the pld device ABI.
+pub struct DeviceBinary {
+    name: String,
+    hash: String,
+    library: libloading::Library,
+    /// The in-memory file an embedded image was loaded from; it must outlive the mapping.
+    _image: Option<OwnedFd>,
+}
+
+impl std::fmt::Debug for DeviceBinary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceBinary")
+            .field("name", &self.name)
+            .field("hash", &self.hash)
+            .finish()
+    }
+}
+
+impl DeviceBinary {
+    /// Loads a binary embedded in the executable (`include_bytes!`), through an anonymous
+    /// in-memory file so nothing is left behind on disk.
+    pub fn from_bytes(
+        name: &str,
+        image: &[u8],
+        expected_hash: Option<&str>,
+    ) -> Result<DeviceBinary> {
+        let sys = |what: &str, e: std::io::Error| {
+            Error::system(format!("{what} for device binary `{name}`"), e)
+        };
+        let fd = rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC)
+            .map_err(|e| sys("memfd_create", e.into()))?;
+        let mut file = std::fs::File::from(fd);
+        file.write_all(image)
+            .map_err(|e| sys("writing the image", e))?;
+        let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        Self::load(
+            name,
+            Path::new(&path),
+            expected_hash,
+            Some(OwnedFd::from(file)),
+        )
+    }
+
+    /// Loads a binary from a file, e.g. one a build script wrote.
+    pub fn open(path: &Path, expected_hash: Option<&str>) -> Result<DeviceBinary> {
+        Self::load(&path.display().to_string(), path, expected_hash, None)
+    }
+
+    fn load(
+        name: &str,
+        path: &Path,
+        expected_hash: Option<&str>,
+        image: Option<OwnedFd>,
+    ) -> Result<DeviceBinary> {
+        let bad = |reason: String| Error::DeviceBinary {
+            binary: name.to_owned(),
+            reason,
+        };
+        // SAFETY: device binaries are produced by pld-backend; their initialisers are the C
+        // runtime's own. The identity checks below run before any kernel is called.
+        let library = unsafe { libloading::Library::new(path) }
+            .map_err(|e| bad(format!("cannot be loaded: {e}")))?;
+        let missing = |what: &str| bad(format!("has no `{what}`: it was not built by pld-backend"));
+
+        // SAFETY: `pld_abi_version` is a `const uint32_t` in every pld device binary.
+        let version = unsafe {
+            let sym = library
+                .get::<*const u32>(b"pld_abi_version")
+                .map_err(|_| missing("pld_abi_version"))?;
+            **sym
+        };
+        if version != ABI_VERSION {
+            return Err(bad(format!(
+                "was built for device ABI {version}, this runtime speaks {ABI_VERSION}"
+            )));
+        }
+        // SAFETY: `pld_abi_layout` has this signature in ABI version `ABI_VERSION`.
+        let layout = unsafe {
+            let f = library
+                .get::<unsafe extern "C" fn(*mut u64, u32) -> u32>(b"pld_abi_layout")
+                .map_err(|_| missing("pld_abi_layout"))?;
+            let mut v = vec![0u64; 256];
+            let n = f(v.as_mut_ptr(), v.len() as u32) as usize;
+            v.truncate(n.min(256));
+            v
+        };
+        if layout != rust_layout() {
+            return Err(bad(format!(
+                "lays out the ABI structs as {layout:?}, this runtime as {:?} (different header)",
+                rust_layout()
+            )));
+        }
+        // SAFETY: `pld_content_hash` is a NUL-terminated `const char[]` in every binary.
+        let hash = unsafe {
+            let sym = library
+                .get::<*const c_char>(b"pld_content_hash")
+                .map_err(|_| missing("pld_content_hash"))?;
+            CStr::from_ptr(*sym).to_string_lossy().into_owned()
+        };
+        if let Some(expected) = expected_hash
+            && expected != hash
+        {
+            return Err(bad(format!(
+                "has content hash {hash}, but {expected} was expected (stale binary)"
+            )));
+        }
+        Ok(DeviceBinary {
+            name: name.to_owned(),
+            hash,
+            library,
+            _image: image,
+        })
+    }
+
+    /// The binary's name (its file, or the name it was embedded under).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The content hash the binary reports.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// Looks up a kernel by symbol. The pointer is valid while `self` lives.
+    pub(crate) fn kernel(&self, symbol: &str) -> Result<KernelFn> {
+        // SAFETY: every exported kernel symbol of a pld binary has the `pld_kernel_fn` signature.
+        unsafe { self.library.get::<KernelFn>(symbol.as_bytes()) }
+            .map(|sym| *sym)
+            .map_err(|_| Error::DeviceBinary {
+                binary: self.name.clone(),
+                reason: format!("has no kernel `{symbol}`"),
+            })
+    }
+}
+
+/// The builtin collective library, embedded at build time, with every variant resolved.
+pub(crate) struct Builtins {
+    _binary: DeviceBinary,
+    kernels: HashMap<KernelVariant, KernelFn>,
+}
+
+impl Builtins {
+    pub(crate) fn kernel(&self, variant: KernelVariant) -> KernelFn {
+        // Every variant was resolved at load, so the lookup cannot fail.
+        self.kernels[&variant]
+    }
+}
+
+static BUILTINS_IMAGE: &[u8] = include_bytes!(env!("PLD_BUILTINS_SO"));
+
+/// The builtin library, loaded once per process.
+pub(crate) fn builtins() -> Result<&'static Builtins> {
+    static BUILTINS: OnceLock<Result<Builtins>> = OnceLock::new();
+    BUILTINS
+        .get_or_init(|| {
+            let binary = DeviceBinary::from_bytes(
+                "pld_builtins",
+                BUILTINS_IMAGE,
+                Some(env!("PLD_BUILTINS_HASH")),
+            )?;
+            let kernels = KernelVariant::all()
+                .map(|v| Ok((v, binary.kernel(&v.symbol())?)))
+                .collect::<Result<_>>()?;
+            Ok(Builtins {
+                _binary: binary,
+                kernels,
+            })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// A kernel of a loaded device binary, ready to [`launch`](crate::Host::launch).
+#[derive(Clone)]
+pub struct Kernel {
+    binary: Arc<DeviceBinary>,
+    function: KernelFn,
+    name: Arc<str>,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel({} in {})", self.name, self.binary.name())
+    }
+}
+
+impl Kernel {
+    /// Looks up the kernel `name` of `binary`.
+    pub fn new(binary: &Arc<DeviceBinary>, name: &str) -> Result<Kernel> {
+        Ok(Kernel {
+            function: binary.kernel(name)?,
+            binary: Arc::clone(binary),
+            name: name.into(),
+        })
+    }
+
+    /// The kernel's symbol.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn function(&self) -> KernelFn {
+        self.function
+    }
+}

@@ -1,0 +1,10 @@
+//! The device side of the runtime: the ABI structs shared with C, device binaries, and the
+//! services (futex sleep and wake) the runtime lends to kernels.
+
+pub(crate) mod abi;
+mod binary;
+mod services;
+
+pub(crate) use binary::builtins;
+pub use binary::{DeviceBinary, Kernel};
+pub(crate) use services::LOCAL_OPS;

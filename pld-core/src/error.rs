@@ -1,0 +1,245 @@
+//! [`Error`]: every way a pld call can fail, each with the context needed to act on it.
+
+use pld_model::{DType, WaitCmp};
+
+/// Result of every fallible pld operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, with the rank, the call, the buffer and expected vs found where they apply.
+///
+/// `call` fields describe the collective or kernel and where the host code called it, e.g.
+/// `all_reduce(mode = ring, op = max, dtype = f32) at src/main.rs:12:9`.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A world needs at least one rank.
+    #[error("a world needs at least one rank, but {requested} were requested")]
+    NoRanks {
+        /// The rank count asked for.
+        requested: usize,
+    },
+    /// The operating system refused something pld needs (memory, a thread, a file).
+    #[error("{what} failed: {reason}")]
+    System {
+        /// What pld was doing.
+        what: String,
+        /// The OS's answer.
+        reason: String,
+    },
+    /// Two host scopes on one world at the same time would interleave their collectives.
+    #[error(
+        "another host scope is active on this world; a world runs one host function at a time \
+         (finish or drop the other `Host` first)"
+    )]
+    WorldBusy,
+    /// The symmetric heap has no room for a window.
+    #[error(
+        "window `{name}` needs {requested} bytes per rank but only {available} of the \
+         {capacity}-byte symmetric heap are free (raise PLD_WINDOW_BYTES or \
+         WorldBuilder::window_bytes)"
+    )]
+    OutOfWindowMemory {
+        /// The window being allocated.
+        name: String,
+        /// Bytes asked for.
+        requested: usize,
+        /// Largest free block.
+        available: usize,
+        /// Heap size per rank.
+        capacity: usize,
+    },
+    /// A typed view does not fit in its allocation.
+    #[error(
+        "view of `{buffer}` as {dtype} {shape:?} needs {view_bytes} bytes but the allocation \
+         holds {alloc_bytes}"
+    )]
+    ViewOutOfBounds {
+        /// The allocation's name.
+        buffer: String,
+        /// The view's element type.
+        dtype: DType,
+        /// The view's shape.
+        shape: Vec<usize>,
+        /// Bytes the view covers.
+        view_bytes: usize,
+        /// Bytes the allocation holds.
+        alloc_bytes: usize,
+    },
+    /// A collective operand has the wrong shape, dtype or size.
+    #[error("{call}: {role} `{buffer}` must be {expected}, found {found}")]
+    BadOperand {
+        /// The call.
+        call: String,
+        /// The operand's role (`target`, `signal`, ...).
+        role: &'static str,
+        /// The operand's window name.
+        buffer: String,
+        /// What the contract requires.
+        expected: String,
+        /// What was passed.
+        found: String,
+    },
+    /// Two operands of one collective are the same allocation.
+    #[error(
+        "{call}: `{buffer}` is passed as both {first} and {second}; the windows of one call \
+         must be distinct allocations"
+    )]
+    AliasedWindows {
+        /// The call.
+        call: String,
+        /// The window passed twice.
+        buffer: String,
+        /// Its first role.
+        first: &'static str,
+        /// Its second role.
+        second: &'static str,
+    },
+    /// A broadcast root outside `0..nranks`.
+    #[error(
+        "{call}: root {root} is out of range for a world of {nranks} ranks (expected 0..{nranks})"
+    )]
+    RootOutOfRange {
+        /// The call.
+        call: String,
+        /// The root given.
+        root: i64,
+        /// World size.
+        nranks: usize,
+    },
+    /// `nranks = N` was declared but the world has another size.
+    #[error("{call}: declared nranks = {declared} but the world has {world} ranks")]
+    NranksMismatch {
+        /// The call.
+        call: String,
+        /// The declared count.
+        declared: usize,
+        /// The world's rank count.
+        world: usize,
+    },
+    /// A rank index outside the world.
+    #[error("{what}: rank {rank} is out of range for a world of {nranks} ranks")]
+    RankOutOfRange {
+        /// What addressed the rank.
+        what: String,
+        /// The rank given.
+        rank: usize,
+        /// World size.
+        nranks: usize,
+    },
+    /// Host data staged into or out of a view has the wrong length.
+    #[error(
+        "staging `{buffer}` on rank {rank}: the view holds {expected} elements, the host data {found}"
+    )]
+    StagingSize {
+        /// The window.
+        buffer: String,
+        /// The rank.
+        rank: usize,
+        /// Elements in the view.
+        expected: usize,
+        /// Elements in the host data.
+        found: usize,
+    },
+    /// An all_to_all_v count below zero or above the capacity of a peer block.
+    #[error(
+        "rank {rank}, {call}: `{buffer}`[{peer}] = {value} is outside 0..={capacity} \
+         (rows per peer block)"
+    )]
+    InvalidCount {
+        /// The rank that found it.
+        rank: usize,
+        /// The call.
+        call: String,
+        /// The counts window.
+        buffer: String,
+        /// Index of the count (the peer it is for or from).
+        peer: usize,
+        /// The count found.
+        value: i64,
+        /// Rows per peer block.
+        capacity: i64,
+    },
+    /// A wait passed its deadline.
+    #[error(
+        "rank {rank} timed out after {timeout_ms} ms in {call}: waiting for `{signal}`[{cell}] \
+         {cmp} {expected}, observed {observed}; peers that never arrived: {missing:?}",
+        cmp = cmp.symbol()
+    )]
+    Timeout {
+        /// The rank that gave up.
+        rank: usize,
+        /// The call it was in.
+        call: String,
+        /// The signal window.
+        signal: String,
+        /// The cell index within the signal.
+        cell: usize,
+        /// The comparison.
+        cmp: WaitCmp,
+        /// The value waited for.
+        expected: i32,
+        /// The value last seen.
+        observed: i32,
+        /// Peers whose credit cell in this signal row was still below `expected`.
+        missing: Vec<usize>,
+        /// The deadline that passed.
+        timeout_ms: u64,
+    },
+    /// A kernel returned a failure status.
+    #[error("rank {rank}: {call} failed: {reason}")]
+    KernelFailed {
+        /// The rank.
+        rank: usize,
+        /// The call.
+        call: String,
+        /// The status, decoded.
+        reason: String,
+    },
+    /// A task panicked on a rank's device worker.
+    #[error("rank {rank}: {call} panicked: {message}")]
+    RankPanicked {
+        /// The rank.
+        rank: usize,
+        /// The call.
+        call: String,
+        /// The panic message.
+        message: String,
+    },
+    /// A rank stopped because another rank failed (reported only when no root cause is known).
+    #[error("rank {rank}: {call} was aborted because another rank failed")]
+    Aborted {
+        /// The rank.
+        rank: usize,
+        /// The call.
+        call: String,
+    },
+    /// A device binary could not be loaded or does not match this runtime.
+    #[error("device binary `{binary}`: {reason}; rebuild it with `cargo build`")]
+    DeviceBinary {
+        /// Which binary.
+        binary: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The rank the error happened on, when it is rank-specific.
+    pub fn rank(&self) -> Option<usize> {
+        match self {
+            Error::InvalidCount { rank, .. }
+            | Error::Timeout { rank, .. }
+            | Error::KernelFailed { rank, .. }
+            | Error::RankPanicked { rank, .. }
+            | Error::Aborted { rank, .. } => Some(*rank),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn system(what: impl Into<String>, reason: impl std::fmt::Display) -> Error {
+        Error::System {
+            what: what.into(),
+            reason: reason.to_string(),
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The symmetric heap: one memory region per rank and one allocator of offsets shared by all, so
+//! an allocation sits at the same offset in every rank's window (peer address = peer base +
+//! offset, as in the device ABI).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use crate::{Error, Result};
+
+/// Every allocation starts on a cache line, so a signal never shares a line with data.
+pub(crate) const ALIGN: usize = 64;
+
+/// One rank's window: anonymous memory reserved without commitment (`MAP_NORESERVE`), so a
+/// large heap costs nothing until it is used.
+struct Region {
+    base: *mut u8,
+    len: usize,
+}
+
+impl Region {
+    fn new(len: usize) -> Result<Region> {
+        use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous};
+        // SAFETY: a fresh private anonymous mapping aliases nothing.
+        let base = unsafe {
+            mmap_anonymous(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::PRIVATE | MapFlags::NORESERVE,
+            )
+        }
+        .map_err(|e| Error::system(format!("reserving a {len}-byte window"), e))?;
+        Ok(Region {
+            base: base.cast(),
+            len,
+        })
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: `base`/`len` describe a mapping this region owns; no rank runs any more.
+        let _ = unsafe { rustix::mm::munmap(self.base.cast(), self.len) };
+    }
+}
+
+#[derive(Default)]
+struct Book {
+    /// Free blocks: offset -> length, coalesced.
+    free: BTreeMap<usize, usize>,
+    /// Live allocations: offset -> (length, name), for diagnostics.
+    live: BTreeMap<usize, (usize, String)>,
+}
+
+/// Regions of every rank plus the shared book of offsets.
+pub(crate) struct SymmetricHeap {
+    regions: Vec<Region>,
+    capacity: usize,
+    book: Mutex<Book>,
+}
+
+// SAFETY: the regions are plain memory shared by the rank threads by design; every access to
+// them goes through kernels (synchronised by signals) or through the host while the rank's
+// queue is drained.
+unsafe impl Send for SymmetricHeap {}
+// SAFETY: as above.
+unsafe impl Sync for SymmetricHeap {}
+
+impl SymmetricHeap {
+    pub(crate) fn new(nranks: usize, capacity: usize) -> Result<SymmetricHeap> {
+        let capacity = capacity.next_multiple_of(ALIGN);
+        let regions = (0..nranks)
+            .map(|_| Region::new(capacity))
+            .collect::<Result<Vec<_>>>()?;
+        let mut book = Book::default();
+        book.free.insert(0, capacity);
+        Ok(SymmetricHeap {
+            regions,
+            capacity,
+            book: Mutex::new(book),
+        })
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub(crate) fn base(&self, rank: usize) -> *mut u8 {
+        self.regions[rank].base
+    }
+
+    /// Reserves `bytes` at one offset on every rank and zeroes them there (which also faults
+    /// the pages in now rather than on a collective's hot path).
+    pub(crate) fn alloc(&self, name: &str, bytes: usize) -> Result<usize> {
+        let len = bytes.max(1).next_multiple_of(ALIGN);
+        let offset = {
+            let mut book = self.book.lock().unwrap_or_else(|p| p.into_inner());
+            let found = book
+                .free
+                .iter()
+                .find(|&(_, &l)| l >= len)
+                .map(|(&o, &l)| (o, l));
+            let Some((offset, free_len)) = found else {
+                let available = book.free.values().copied().max().unwrap_or(0);
+                return Err(Error::OutOfWindowMemory {
+                    name: name.to_owned(),
+                    requested: bytes,
+                    available,
+                    capacity: self.capacity,
+                });
+            };
+            book.free.remove(&offset);
+            if free_len > len {
+                book.free.insert(offset + len, free_len - len);
+            }
+            book.live.insert(offset, (len, name.to_owned()));
+            offset
+        };
+        self.zero(offset, len);
+        Ok(offset)
+    }
+
+    /// Returns an allocation's offsets to the free list.
+    pub(crate) fn free(&self, offset: usize) {
+        let mut book = self.book.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((len, _)) = book.live.remove(&offset) else {
+            return;
+        };
+        let (mut start, mut end) = (offset, offset + len);
+        if let Some((&prev, &prev_len)) = book.free.range(..offset).next_back()
+            && prev + prev_len == start
+        {
+            book.free.remove(&prev);
+            start = prev;
+        }
+        if let Some(next_len) = book.free.remove(&end) {
+            end += next_len;
+        }
+        book.free.insert(start, end - start);
+    }
+
+    /// Zeroes `[offset, offset + len)` on every rank. Callers guarantee no rank uses it now.
+    pub(crate) fn zero(&self, offset: usize, len: usize) {
+        for region in &self.regions {
+            // SAFETY: offset + len lies inside the region (checked at allocation) and no kernel
+            // touches this range concurrently.
+            unsafe { std::ptr::write_bytes(region.base.add(offset), 0, len) };
+        }
+    }
+
+    /// Bytes held by live allocations.
+    pub(crate) fn live_bytes(&self) -> usize {
+        let book = self.book.lock().unwrap_or_else(|p| p.into_inner());
+        book.live.values().map(|(len, _)| len).sum()
+    }
+
+    /// The live allocation containing `offset`: (its offset, its name).
+    pub(crate) fn owner_of(&self, offset: usize) -> Option<(usize, String)> {
+        let book = self.book.lock().unwrap_or_else(|p| p.into_inner());
+        let (&start, (len, name)) = book.live.range(..=offset).next_back()?;
+        (offset < start + len).then(|| (start, name.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frees_coalesce_and_space_is_reused() {
+        let heap = SymmetricHeap::new(2, 4096).unwrap();
+        let a = heap.alloc("a", 100).unwrap();
+        let b = heap.alloc("b", 1000).unwrap();
+        let c = heap.alloc("c", 64).unwrap();
+        assert_eq!((a, b), (0, 128));
+        assert_eq!(heap.owner_of(b + 999), Some((b, "b".to_string())));
+        heap.free(b);
+        heap.free(a);
+        heap.free(c);
+        assert_eq!(heap.live_bytes(), 0);
+        assert_eq!(heap.alloc("all", 4096).unwrap(), 0);
+        assert!(matches!(
+            heap.alloc("more", 1),
+            Err(Error::OutOfWindowMemory { .. })
+        ));
+    }
+
+    #[test]
+    fn reused_memory_is_zeroed() {
+        let heap = SymmetricHeap::new(1, 4096).unwrap();
+        let a = heap.alloc("a", 64).unwrap();
+        // SAFETY: test owns the heap; offset a is live.
+        unsafe { heap.base(0).add(a).write(7) };
+        heap.free(a);
+        let b = heap.alloc("b", 64).unwrap();
+        // SAFETY: as above.
+        assert_eq!(unsafe { heap.base(0).add(b).read() }, 0);
+    }
+}

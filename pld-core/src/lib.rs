@@ -1,0 +1,42 @@
+//! pld's model and runtime: a [`World`] of ranks, each a device worker with an in-order task
+//! queue; symmetric windows ([`Window`]) allocated by the single [`Host`] controller; device
+//! binaries loaded and checked against the ABI; and the seven collectives, every one of them a
+//! device kernel from the builtin library this crate embeds.
+//!
+//! ```
+//! use pld_core::{AllReduce, ReduceOp, World};
+//!
+//! let world = World::local(4)?;
+//! let host = world.host()?;
+//! let data = host.window::<f32>("data", [1, 8])?;
+//! for r in 0..4 {
+//!     host.write(&data, r, &[r as f32; 8])?;
+//! }
+//! host.all_reduce(&data, AllReduce::ring().op(ReduceOp::Max))?;
+//! assert_eq!(host.read(&data, 0)?, vec![3.0; 8]);
+//! # Ok::<(), pld_core::Error>(())
+//! ```
+
+mod collective;
+mod device;
+mod error;
+mod heap;
+mod host;
+mod tensor;
+mod window;
+mod world;
+
+pub use collective::{AllReduce, Broadcast, Common, Opts, ReduceScatter};
+pub use device::{DeviceBinary, Kernel};
+pub use error::{Error, Result};
+pub use host::Host;
+pub use pld_model::{
+    ABI_VERSION, AllReduceMode, Collective, Contract, DType, DeviceStatus, Element, KernelKind,
+    KernelVariant, NotifyOp, ReduceOp, WaitCmp, WindowRole,
+};
+pub use tensor::Tensor;
+pub use window::{Buffer, Shape, Window};
+pub use world::{DEFAULT_TIMEOUT_MS, DEFAULT_WINDOW_BYTES, World, WorldBuilder};
+
+/// f16 and bf16, the element types of `half`.
+pub use half::{bf16, f16};

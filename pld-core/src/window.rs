@@ -1,0 +1,248 @@
+//! Symmetric windows: raw allocations ([`Buffer`]) and typed, bounds-checked views ([`Window`]).
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use pld_model::{DType, Element};
+
+use crate::world::Shared;
+use crate::{Error, Result};
+
+/// A shape: the extent of each dimension, outermost first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Shape(pub Vec<usize>);
+
+impl Shape {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.0.iter().product()
+    }
+
+    /// True when some dimension is zero.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The extents.
+    pub fn dims(&self) -> &[usize] {
+        &self.0
+    }
+}
+
+impl<const N: usize> From<[usize; N]> for Shape {
+    fn from(dims: [usize; N]) -> Shape {
+        Shape(dims.to_vec())
+    }
+}
+
+impl From<usize> for Shape {
+    fn from(len: usize) -> Shape {
+        Shape(vec![len])
+    }
+}
+
+impl From<Vec<usize>> for Shape {
+    fn from(dims: Vec<usize>) -> Shape {
+        Shape(dims)
+    }
+}
+
+impl From<&[usize]> for Shape {
+    fn from(dims: &[usize]) -> Shape {
+        Shape(dims.to_vec())
+    }
+}
+
+/// One symmetric allocation: the same offset in every rank's window. Freed (returned to the
+/// heap) when the last handle goes: the host scope's, a view's, or a queued task's.
+pub(crate) struct Allocation {
+    shared: Arc<Shared>,
+    offset: usize,
+    bytes: usize,
+    name: String,
+}
+
+impl Allocation {
+    pub(crate) fn new(shared: &Arc<Shared>, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
+        let offset = shared.heap.alloc(name, bytes)?;
+        Ok(Arc::new(Allocation {
+            shared: Arc::clone(shared),
+            offset,
+            bytes,
+            name: name.to_owned(),
+        }))
+    }
+
+    pub(crate) fn offset(&self) -> usize {
+        self.offset
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        self.shared.heap.free(self.offset);
+    }
+}
+
+/// An untyped symmetric allocation, to be viewed with [`Buffer::view`].
+pub struct Buffer<'h> {
+    alloc: Arc<Allocation>,
+    _host: PhantomData<&'h ()>,
+}
+
+impl<'h> Buffer<'h> {
+    pub(crate) fn new(alloc: Arc<Allocation>) -> Buffer<'h> {
+        Buffer {
+            alloc,
+            _host: PhantomData,
+        }
+    }
+
+    /// The allocation's name.
+    pub fn name(&self) -> &str {
+        self.alloc.name()
+    }
+
+    /// Bytes per rank.
+    pub fn bytes(&self) -> usize {
+        self.alloc.bytes()
+    }
+
+    /// A typed view of the allocation from its start; an error if it does not fit.
+    pub fn view<T: Element>(&self, shape: impl Into<Shape>) -> Result<Window<'h, T>> {
+        let shape = shape.into();
+        let view_bytes = shape
+            .len()
+            .checked_mul(T::DTYPE.size())
+            .unwrap_or(usize::MAX);
+        if view_bytes > self.bytes() {
+            return Err(Error::ViewOutOfBounds {
+                buffer: self.name().to_owned(),
+                dtype: T::DTYPE,
+                shape: shape.0,
+                view_bytes,
+                alloc_bytes: self.bytes(),
+            });
+        }
+        Ok(Window {
+            alloc: Arc::clone(&self.alloc),
+            shape,
+            _marker: PhantomData,
+        })
+    }
+}
+
+/// A typed view of a symmetric allocation: on every rank, `shape` elements of `T` at the same
+/// offset. Cheap to clone; lives no longer than the host scope that made it.
+pub struct Window<'h, T> {
+    alloc: Arc<Allocation>,
+    shape: Shape,
+    _marker: PhantomData<(&'h (), fn() -> T)>,
+}
+
+impl<T> Clone for Window<'_, T> {
+    fn clone(&self) -> Self {
+        Window {
+            alloc: Arc::clone(&self.alloc),
+            shape: self.shape.clone(),
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<T: Element> std::fmt::Debug for Window<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Window({} {}{:?} @ {})",
+            self.name(),
+            T::DTYPE,
+            self.shape.0,
+            self.offset()
+        )
+    }
+}
+
+impl<'h, T: Element> Window<'h, T> {
+    /// The allocation's name.
+    pub fn name(&self) -> &str {
+        self.alloc.name()
+    }
+
+    /// The view's shape.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// Elements per rank.
+    pub fn len(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// True when the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.shape.is_empty()
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+
+    /// Bytes per rank covered by the view.
+    pub fn bytes(&self) -> usize {
+        self.len() * T::DTYPE.size()
+    }
+
+    /// Offset of the view in every rank's window (what kernels receive).
+    pub fn offset(&self) -> usize {
+        self.alloc.offset()
+    }
+
+    /// True when both views are of the same allocation.
+    pub fn same_allocation<U: Element>(&self, other: &Window<'_, U>) -> bool {
+        Arc::ptr_eq(&self.alloc, &other.alloc)
+    }
+
+    pub(crate) fn operand(&self) -> Operand {
+        Operand {
+            alloc: Arc::clone(&self.alloc),
+            dtype: T::DTYPE,
+            shape: self.shape.clone(),
+        }
+    }
+}
+
+/// A window with its type erased: what a collective checks at run time.
+#[derive(Clone)]
+pub(crate) struct Operand {
+    pub(crate) alloc: Arc<Allocation>,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Shape,
+}
+
+impl Operand {
+    pub(crate) fn name(&self) -> &str {
+        self.alloc.name()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        format!("{} {:?}", self.dtype, self.shape.0)
+    }
+}

@@ -1,0 +1,458 @@
+//! [`World`]: the ranks of one program, each a device worker with an in-order task queue, over
+//! one symmetric heap.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::device::abi::{Ctx, Diag, KernelFn};
+use crate::device::{LOCAL_OPS, builtins};
+use crate::heap::SymmetricHeap;
+use crate::window::Allocation;
+use crate::{Error, Host, Result};
+use pld_model::{ABI_VERSION, DeviceStatus, TILE_BYTES, WaitCmp};
+
+/// Default deadline of every wait, overridable with `PLD_TIMEOUT_MS`.
+pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+/// Default symmetric heap size per rank (reserved, not committed), overridable with
+/// `PLD_WINDOW_BYTES`.
+pub const DEFAULT_WINDOW_BYTES: usize = 1 << 30;
+
+/// Configures a [`World`] before starting it.
+#[derive(Clone, Debug)]
+pub struct WorldBuilder {
+    nranks: usize,
+    timeout: Option<Duration>,
+    window_bytes: Option<usize>,
+}
+
+impl WorldBuilder {
+    /// A world of `nranks` ranks.
+    pub fn new(nranks: usize) -> WorldBuilder {
+        WorldBuilder {
+            nranks,
+            timeout: None,
+            window_bytes: None,
+        }
+    }
+
+    /// The deadline of every wait (default `PLD_TIMEOUT_MS`, else 60 s).
+    pub fn timeout(mut self, timeout: Duration) -> WorldBuilder {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Size of each rank's symmetric heap (default `PLD_WINDOW_BYTES`, else 1 GiB reserved).
+    pub fn window_bytes(mut self, bytes: usize) -> WorldBuilder {
+        self.window_bytes = Some(bytes);
+        self
+    }
+
+    /// Starts the ranks as threads of this process (the embedded default launcher).
+    pub fn local(self) -> Result<World> {
+        if self.nranks == 0 {
+            return Err(Error::NoRanks { requested: 0 });
+        }
+        builtins()?; // load and check the device binary before any rank starts
+        let timeout = self.timeout.unwrap_or_else(|| {
+            Duration::from_millis(env_number("PLD_TIMEOUT_MS").unwrap_or(DEFAULT_TIMEOUT_MS))
+        });
+        let window_bytes = self
+            .window_bytes
+            .or_else(|| env_number("PLD_WINDOW_BYTES").map(|b| b as usize))
+            .unwrap_or(DEFAULT_WINDOW_BYTES);
+        let heap = SymmetricHeap::new(self.nranks, window_bytes)?;
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Ranks that outnumber cores must hand their core over quickly: a pure spin collapses
+        // by orders of magnitude there. Otherwise spinning a while beats a futex round trip.
+        let (spin_limit, yield_limit) = if self.nranks > cpus {
+            (64, 16)
+        } else {
+            (20_000, 64)
+        };
+        let shared = Arc::new(Shared {
+            nranks: self.nranks,
+            peer_bases: (0..self.nranks).map(|r| heap.base(r)).collect(),
+            heap,
+            sleepers: (0..self.nranks).map(|_| AtomicI32::new(0)).collect(),
+            abort: AtomicI32::new(0),
+            timeout,
+            spin_limit,
+            yield_limit,
+            pending: Mutex::new(0),
+            idle: Condvar::new(),
+            failure: Mutex::new(Failure::default()),
+            host_active: AtomicBool::new(false),
+        });
+        let mut queues = Vec::with_capacity(self.nranks);
+        let mut workers = Vec::with_capacity(self.nranks);
+        for rank in 0..self.nranks {
+            let (tx, rx) = channel();
+            let state = RankState {
+                rank,
+                shared: Arc::clone(&shared),
+                scratch: Vec::new(),
+            };
+            let worker = std::thread::Builder::new()
+                .name(format!("pld-rank-{rank}"))
+                .spawn(move || state.serve(rx))
+                .map_err(|e| Error::system(format!("starting rank {rank}'s device worker"), e))?;
+            queues.push(tx);
+            workers.push(worker);
+        }
+        Ok(World {
+            shared,
+            queues,
+            workers,
+        })
+    }
+}
+
+fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
+
+/// A set of ranks that run device tasks, and the symmetric heap their windows live in.
+///
+/// Dropping the world waits for queued work and stops the ranks.
+pub struct World {
+    shared: Arc<Shared>,
+    queues: Vec<Sender<Task>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("nranks", &self.shared.nranks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl World {
+    /// `nranks` ranks as threads of this process, with default settings.
+    pub fn local(nranks: usize) -> Result<World> {
+        WorldBuilder::new(nranks).local()
+    }
+
+    /// Configure a world before starting it.
+    pub fn builder(nranks: usize) -> WorldBuilder {
+        WorldBuilder::new(nranks)
+    }
+
+    /// Number of ranks.
+    pub fn nranks(&self) -> usize {
+        self.shared.nranks
+    }
+
+    /// The deadline every wait runs under.
+    pub fn timeout(&self) -> Duration {
+        self.shared.timeout
+    }
+
+    /// Bytes of the symmetric heap currently allocated (per rank).
+    pub fn live_window_bytes(&self) -> usize {
+        self.shared.heap.live_bytes()
+    }
+
+    /// Opens the host scope: the single controller that allocates windows, stages data and
+    /// calls collectives. One at a time per world ([`Error::WorldBusy`] otherwise).
+    pub fn host(&self) -> Result<Host<'_>> {
+        if self.shared.host_active.swap(true, Ordering::AcqRel) {
+            return Err(Error::WorldBusy);
+        }
+        Ok(Host::new(self))
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn enqueue(&self, rank: usize, task: Task) {
+        *self
+            .shared
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) += 1;
+        if self.queues[rank].send(task).is_err() {
+            // The worker is gone (it cannot exit while the world lives); account for the task.
+            self.shared.finish_task();
+        }
+    }
+
+    /// Waits until every queue is drained; returns the first failure since the last sync and
+    /// clears the state a failed call leaves behind (abort flag, credits in its signals).
+    pub(crate) fn sync(&self) -> Result<()> {
+        let shared = &self.shared;
+        let mut pending = shared.pending.lock().unwrap_or_else(|p| p.into_inner());
+        while *pending > 0 {
+            pending = shared.idle.wait(pending).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(pending);
+        let failure =
+            std::mem::take(&mut *shared.failure.lock().unwrap_or_else(|p| p.into_inner()));
+        match failure.error {
+            None => Ok(()),
+            Some(error) => {
+                for signal in &failure.dirty_signals {
+                    shared.heap.zero(signal.offset(), signal.bytes());
+                }
+                shared.abort.store(0, Ordering::SeqCst);
+                Err(error)
+            }
+        }
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        self.queues.clear();
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// What rank workers and allocations share.
+pub(crate) struct Shared {
+    pub(crate) nranks: usize,
+    pub(crate) heap: SymmetricHeap,
+    peer_bases: Box<[*mut u8]>,
+    sleepers: Box<[AtomicI32]>,
+    abort: AtomicI32,
+    timeout: Duration,
+    spin_limit: i32,
+    yield_limit: i32,
+    pending: Mutex<usize>,
+    idle: Condvar,
+    failure: Mutex<Failure>,
+    pub(crate) host_active: AtomicBool,
+}
+
+// SAFETY: `peer_bases` points into the heap's regions, which live as long as `Shared`; they are
+// shared by design and accessed only by kernels under the signal protocol.
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
+#[derive(Default)]
+struct Failure {
+    error: Option<Error>,
+    /// Signals of calls that failed or were skipped: their credits are reset at the next sync.
+    dirty_signals: Vec<Arc<Allocation>>,
+}
+
+impl Shared {
+    fn finish_task(&self) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        *pending -= 1;
+        if *pending == 0 {
+            self.idle.notify_all();
+        }
+    }
+
+    fn record_failure(&self, error: Error, signal: Option<Arc<Allocation>>) {
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        let secondary = matches!(error, Error::Aborted { .. });
+        if !secondary {
+            self.abort.store(1, Ordering::SeqCst);
+        }
+        match &failure.error {
+            None => failure.error = Some(error),
+            Some(Error::Aborted { .. }) if !secondary => failure.error = Some(error),
+            Some(_) => {}
+        }
+        failure.dirty_signals.extend(signal);
+    }
+
+    fn aborted(&self) -> bool {
+        self.abort.load(Ordering::SeqCst) != 0
+    }
+}
+
+/// One unit of work on one rank's queue.
+pub(crate) struct Task {
+    /// The call this task belongs to, for messages.
+    pub(crate) call: Arc<str>,
+    /// The signal the task waits on, reset if the task fails or is skipped.
+    pub(crate) signal: Option<Arc<Allocation>>,
+    /// The work itself.
+    pub(crate) work: Box<dyn FnOnce(&mut RankState) -> Result<()> + Send>,
+}
+
+/// The device worker of one rank.
+pub(crate) struct RankState {
+    pub(crate) rank: usize,
+    shared: Arc<Shared>,
+    /// Private scratch memory lent to kernels (u64 for 8-byte alignment).
+    scratch: Vec<u64>,
+}
+
+impl RankState {
+    fn serve(mut self, queue: Receiver<Task>) {
+        while let Ok(task) = queue.recv() {
+            let shared = Arc::clone(&self.shared);
+            if shared.aborted() {
+                // A call already failed: this task would wait on a rank that stopped.
+                let error = Error::Aborted {
+                    rank: self.rank,
+                    call: task.call.to_string(),
+                };
+                shared.record_failure(error, task.signal);
+            } else {
+                let call = Arc::clone(&task.call);
+                let work = task.work;
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut self)));
+                let error = match outcome {
+                    Ok(Ok(())) => None,
+                    Ok(Err(error)) => Some(error),
+                    Err(panic) => Some(Error::RankPanicked {
+                        rank: self.rank,
+                        call: call.to_string(),
+                        message: panic_message(panic.as_ref()),
+                    }),
+                };
+                if let Some(error) = error {
+                    shared.record_failure(error, task.signal);
+                }
+            }
+            shared.finish_task();
+        }
+    }
+
+    /// Base of this rank's window.
+    pub(crate) fn local_base(&self) -> *mut u8 {
+        self.shared.heap.base(self.rank)
+    }
+
+    /// Runs a kernel on this rank and turns its status into a result with context.
+    pub(crate) fn run_kernel(
+        &mut self,
+        kernel: KernelFn,
+        args: *const std::ffi::c_void,
+        scratch_bytes: usize,
+        call: &str,
+    ) -> Result<()> {
+        let scratch_bytes = scratch_bytes.max(TILE_BYTES);
+        let words = scratch_bytes.div_ceil(8);
+        if self.scratch.len() < words {
+            self.scratch.resize(words, 0);
+        }
+        let shared = &*self.shared;
+        let mut diag = Diag::default();
+        let mut ctx = Ctx {
+            abi_version: ABI_VERSION,
+            rank: self.rank as i32,
+            nranks: shared.nranks as i32,
+            spin_limit: shared.spin_limit,
+            yield_limit: shared.yield_limit,
+            _pad: 0,
+            peer_bases: shared.peer_bases.as_ptr(),
+            local_base: shared.heap.base(self.rank),
+            window_bytes: shared.heap.capacity() as u64,
+            sleepers: shared.sleepers.as_ptr().cast::<i32>().cast_mut(),
+            abort_flag: shared.abort.as_ptr(),
+            deadline_ns: monotonic_ns().saturating_add(shared.timeout.as_nanos() as u64),
+            scratch: self.scratch.as_mut_ptr().cast(),
+            scratch_bytes: (self.scratch.len() * 8) as u64,
+            ops: &LOCAL_OPS,
+            diag: &mut diag,
+        };
+        // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
+        // argument struct the kernel expects (built by the caller from the same contract).
+        let status = unsafe { kernel(&mut ctx, args) };
+        self.decode(status, &diag, call)
+    }
+
+    fn decode(&self, status: i32, diag: &Diag, call: &str) -> Result<()> {
+        let rank = self.rank;
+        let call = call.to_owned();
+        let owner = |off: u64| self.shared.heap.owner_of(off as usize);
+        match DeviceStatus::from_code(status) {
+            Some(DeviceStatus::Ok) => Ok(()),
+            Some(DeviceStatus::Aborted) => Err(Error::Aborted { rank, call }),
+            Some(DeviceStatus::Timeout) => {
+                let (start, signal) = owner(diag.cell_off).unwrap_or((0, "<freed window>".into()));
+                let cmp = if diag.cmp == WaitCmp::Eq as i32 {
+                    WaitCmp::Eq
+                } else {
+                    WaitCmp::Ge
+                };
+                let missing = (0..diag.row_len.max(0) as usize)
+                    .filter(|&p| p != rank)
+                    .filter(|&p| {
+                        let cell = diag.row_off as usize + 4 * p;
+                        // SAFETY: the row lies in this rank's window (the kernel waited on it)
+                        // and cells are only accessed atomically.
+                        let v = unsafe {
+                            (*self.local_base().add(cell).cast::<AtomicI32>())
+                                .load(Ordering::SeqCst)
+                        };
+                        match cmp {
+                            WaitCmp::Eq => v != diag.expected,
+                            WaitCmp::Ge => v < diag.expected,
+                        }
+                    })
+                    .collect();
+                Err(Error::Timeout {
+                    rank,
+                    call,
+                    signal,
+                    cell: (diag.cell_off as usize - start) / 4,
+                    cmp,
+                    expected: diag.expected,
+                    observed: diag.observed,
+                    missing,
+                    timeout_ms: self.shared.timeout.as_millis() as u64,
+                })
+            }
+            Some(DeviceStatus::BadCount) => Err(Error::InvalidCount {
+                rank,
+                call,
+                buffer: owner(diag.cell_off).map_or_else(|| "<counts>".into(), |(_, n)| n),
+                peer: diag.index.max(0) as usize,
+                value: diag.value,
+                capacity: diag.limit,
+            }),
+            Some(other) => Err(Error::KernelFailed {
+                rank,
+                call,
+                reason: describe(other),
+            }),
+            None => Err(Error::KernelFailed {
+                rank,
+                call,
+                reason: format!("unknown status {status}"),
+            }),
+        }
+    }
+}
+
+fn describe(status: DeviceStatus) -> String {
+    match status {
+        DeviceStatus::OutOfBounds => "an access fell outside the window (PLD_OUT_OF_BOUNDS)".into(),
+        DeviceStatus::Transport => "a remote transfer failed (PLD_TRANSPORT)".into(),
+        DeviceStatus::Unsupported => {
+            "an operation this transport does not support (PLD_UNSUPPORTED)".into()
+        }
+        DeviceStatus::KernelFailed => "the kernel reported failure (PLD_KERNEL_FAILED)".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "<non-string panic payload>".into())
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, the clock of the ABI's `deadline_ns`.
+fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}

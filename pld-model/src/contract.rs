@@ -1,0 +1,367 @@
+//! The collective contract table: what each collective takes, what its signal looks like, and
+//! which device kernels implement it. One table, read by the macros (grammar and compile-time
+//! checks), the backend (which kernel variants to generate) and the runtime (run-time checks).
+
+use std::fmt;
+
+use crate::{DType, ReduceOp};
+
+/// The seven host collectives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Collective {
+    /// Every rank ends with the reduction of every rank's buffer.
+    AllReduce,
+    /// Row `p` of every rank's target receives rank `p`'s local buffer.
+    AllGather,
+    /// Row `r` of rank `r`'s target receives the reduction of row `r` over all ranks.
+    ReduceScatter,
+    /// Every rank's target receives the root's.
+    Broadcast,
+    /// Row `p` of rank `r`'s target receives row `r` of rank `p`'s input.
+    AllToAll,
+    /// Like all_to_all with a per-peer block of up to `max_rows` rows, of which only the counted
+    /// rows move.
+    AllToAllV,
+    /// No rank leaves before every rank has arrived.
+    Barrier,
+}
+
+/// The algorithm of an all_reduce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum AllReduceMode {
+    /// Every rank reads every peer (one-shot): best on shared memory and for small payloads.
+    #[default]
+    Mesh,
+    /// Reduce-scatter then all-gather around the ring of ranks, neighbour to neighbour.
+    Ring,
+}
+
+impl AllReduceMode {
+    /// Both modes.
+    pub const ALL: [AllReduceMode; 2] = [AllReduceMode::Mesh, AllReduceMode::Ring];
+
+    /// The keyword used in source code (`mesh`, `ring`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            AllReduceMode::Mesh => "mesh",
+            AllReduceMode::Ring => "ring",
+        }
+    }
+
+    /// Parses a name produced by [`AllReduceMode::name`].
+    pub fn from_name(name: &str) -> Option<AllReduceMode> {
+        AllReduceMode::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// The part a window plays in a collective call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WindowRole {
+    /// Read and written in place (all_reduce, reduce_scatter, broadcast) or written (the others).
+    Target,
+    /// Read only: all_to_all and all_to_all_v's input.
+    Input,
+    /// all_gather's per-rank contribution.
+    Local,
+    /// all_to_all_v: i32 `[nranks]`, rows this rank sends to each peer.
+    SendCounts,
+    /// all_to_all_v: i32 `[nranks]`, filled with the rows received from each peer.
+    RecvCounts,
+}
+
+impl WindowRole {
+    /// The role's name, as used in messages and as the positional argument's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            WindowRole::Target => "target",
+            WindowRole::Input => "input",
+            WindowRole::Local => "local",
+            WindowRole::SendCounts => "send_counts",
+            WindowRole::RecvCounts => "recv_counts",
+        }
+    }
+}
+
+/// One row of the contract table.
+#[derive(Debug)]
+pub struct Contract {
+    /// The collective this row describes.
+    pub collective: Collective,
+    /// Positional window operands, in call order.
+    pub windows: &'static [WindowRole],
+    /// Keyword arguments accepted after the positional ones.
+    pub keywords: &'static [&'static str],
+    /// Keywords that must be given.
+    pub required_keywords: &'static [&'static str],
+    /// Whether `op = ...` applies (the collective combines values).
+    pub reduces: bool,
+    /// Whether the call ends with every peer done reading this rank's windows (a closing barrier
+    /// or an equivalent last round), so that back-to-back calls and following kernels are safe.
+    pub closes: bool,
+}
+
+impl Collective {
+    /// Every collective, in table order.
+    pub const ALL: [Collective; 7] = [
+        Collective::AllReduce,
+        Collective::AllGather,
+        Collective::ReduceScatter,
+        Collective::Broadcast,
+        Collective::AllToAll,
+        Collective::AllToAllV,
+        Collective::Barrier,
+    ];
+
+    /// The name of the collective's macro and host method (`all_reduce`, `all_to_all_v`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Collective::AllReduce => "all_reduce",
+            Collective::AllGather => "all_gather",
+            Collective::ReduceScatter => "reduce_scatter",
+            Collective::Broadcast => "broadcast",
+            Collective::AllToAll => "all_to_all",
+            Collective::AllToAllV => "all_to_all_v",
+            Collective::Barrier => "barrier",
+        }
+    }
+
+    /// Parses a name produced by [`Collective::name`].
+    pub fn from_name(name: &str) -> Option<Collective> {
+        Collective::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// This collective's row of the contract table.
+    pub const fn contract(self) -> &'static Contract {
+        &CONTRACTS[self as usize]
+    }
+
+    /// The dtype every signal has.
+    pub const SIGNAL_DTYPE: DType = DType::I32;
+
+    /// Number of i32 cells in this collective's signal for a world of `nranks`: one credit
+    /// counter per peer.
+    pub const fn signal_cells(nranks: usize) -> usize {
+        nranks
+    }
+}
+
+impl fmt::Display for Collective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+use WindowRole::*;
+
+const CONTRACTS: [Contract; 7] = [
+    Contract {
+        collective: Collective::AllReduce,
+        windows: &[Target],
+        keywords: &["op", "mode", "nranks", "signal"],
+        required_keywords: &[],
+        reduces: true,
+        closes: true,
+    },
+    Contract {
+        collective: Collective::AllGather,
+        windows: &[Local, Target],
+        keywords: &["nranks", "signal"],
+        required_keywords: &[],
+        reduces: false,
+        closes: true,
+    },
+    Contract {
+        collective: Collective::ReduceScatter,
+        windows: &[Target],
+        keywords: &["op", "nranks", "signal"],
+        required_keywords: &[],
+        reduces: true,
+        closes: true,
+    },
+    Contract {
+        collective: Collective::Broadcast,
+        windows: &[Target],
+        keywords: &["root", "nranks", "signal"],
+        required_keywords: &["root"],
+        reduces: false,
+        closes: true,
+    },
+    Contract {
+        collective: Collective::AllToAll,
+        windows: &[Input, Target],
+        keywords: &["nranks", "signal"],
+        required_keywords: &[],
+        reduces: false,
+        closes: true,
+    },
+    Contract {
+        collective: Collective::AllToAllV,
+        windows: &[Input, Target, SendCounts, RecvCounts],
+        keywords: &["nranks", "signal"],
+        required_keywords: &[],
+        reduces: false,
+        closes: true,
+    },
+    Contract {
+        collective: Collective::Barrier,
+        windows: &[],
+        keywords: &["signal"],
+        required_keywords: &[],
+        reduces: false,
+        closes: true,
+    },
+];
+
+/// The device kernels that implement the collectives.
+///
+/// Reducing kernels are generated once per (op, dtype); the others only move bytes, so one
+/// variant serves every dtype (a copy is bit-exact whatever the bits mean).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KernelKind {
+    /// One-shot all_reduce: every rank reduces every peer's buffer.
+    AllReduceMesh,
+    /// Ring all_reduce: reduce-scatter then all-gather between neighbours.
+    AllReduceRing,
+    /// Reduce row `rank` over all ranks.
+    ReduceScatter,
+    /// Copy the root's buffer.
+    Broadcast,
+    /// Pull each peer's local row.
+    AllGather,
+    /// Pull row `rank` of each peer's input.
+    AllToAll,
+    /// Pull the counted rows of each peer's block for this rank.
+    AllToAllV,
+    /// Credit barrier.
+    Barrier,
+}
+
+impl KernelKind {
+    /// Every kernel kind.
+    pub const ALL: [KernelKind; 8] = [
+        KernelKind::AllReduceMesh,
+        KernelKind::AllReduceRing,
+        KernelKind::ReduceScatter,
+        KernelKind::Broadcast,
+        KernelKind::AllGather,
+        KernelKind::AllToAll,
+        KernelKind::AllToAllV,
+        KernelKind::Barrier,
+    ];
+
+    /// Whether variants exist per (op, dtype).
+    pub const fn reduces(self) -> bool {
+        matches!(
+            self,
+            KernelKind::AllReduceMesh | KernelKind::AllReduceRing | KernelKind::ReduceScatter
+        )
+    }
+
+    /// The stem of the kernel's C symbol.
+    pub const fn stem(self) -> &'static str {
+        match self {
+            KernelKind::AllReduceMesh => "all_reduce_mesh",
+            KernelKind::AllReduceRing => "all_reduce_ring",
+            KernelKind::ReduceScatter => "reduce_scatter",
+            KernelKind::Broadcast => "broadcast",
+            KernelKind::AllGather => "all_gather",
+            KernelKind::AllToAll => "all_to_all",
+            KernelKind::AllToAllV => "all_to_all_v",
+            KernelKind::Barrier => "barrier",
+        }
+    }
+
+    /// The collective this kernel implements.
+    pub const fn collective(self) -> Collective {
+        match self {
+            KernelKind::AllReduceMesh | KernelKind::AllReduceRing => Collective::AllReduce,
+            KernelKind::ReduceScatter => Collective::ReduceScatter,
+            KernelKind::Broadcast => Collective::Broadcast,
+            KernelKind::AllGather => Collective::AllGather,
+            KernelKind::AllToAll => Collective::AllToAll,
+            KernelKind::AllToAllV => Collective::AllToAllV,
+            KernelKind::Barrier => Collective::Barrier,
+        }
+    }
+}
+
+/// One generated builtin kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelVariant {
+    /// Which kernel.
+    pub kind: KernelKind,
+    /// The reduce op and dtype, for reducing kernels only.
+    pub reduction: Option<(ReduceOp, DType)>,
+}
+
+impl KernelVariant {
+    /// The variant of a data-movement kernel.
+    pub const fn movement(kind: KernelKind) -> KernelVariant {
+        KernelVariant {
+            kind,
+            reduction: None,
+        }
+    }
+
+    /// The variant of a reducing kernel.
+    pub const fn reducing(kind: KernelKind, op: ReduceOp, dtype: DType) -> KernelVariant {
+        KernelVariant {
+            kind,
+            reduction: Some((op, dtype)),
+        }
+    }
+
+    /// Every builtin variant the backend generates and the runtime expects to find.
+    pub fn all() -> impl Iterator<Item = KernelVariant> {
+        KernelKind::ALL.into_iter().flat_map(|kind| {
+            let reducing: Vec<KernelVariant> = if kind.reduces() {
+                ReduceOp::ALL
+                    .into_iter()
+                    .flat_map(|op| {
+                        DType::ALL
+                            .into_iter()
+                            .map(move |d| Self::reducing(kind, op, d))
+                    })
+                    .collect()
+            } else {
+                vec![Self::movement(kind)]
+            };
+            reducing
+        })
+    }
+
+    /// The C symbol: `pld_builtin_all_reduce_ring__max__bf16`, `pld_builtin_barrier`.
+    pub fn symbol(&self) -> String {
+        match self.reduction {
+            Some((op, dtype)) => format!("pld_builtin_{}__{}__{}", self.kind.stem(), op, dtype),
+            None => format!("pld_builtin_{}", self.kind.stem()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_rows_are_in_collective_order() {
+        for c in Collective::ALL {
+            assert_eq!(c.contract().collective, c);
+            assert_eq!(Collective::from_name(c.name()), Some(c));
+            for k in c.contract().required_keywords {
+                assert!(c.contract().keywords.contains(k));
+            }
+        }
+    }
+
+    #[test]
+    fn variants_cover_every_op_and_dtype_once() {
+        let all: Vec<_> = KernelVariant::all().collect();
+        assert_eq!(all.len(), 3 * 4 * 10 + 5);
+        let mut symbols: Vec<_> = all.iter().map(KernelVariant::symbol).collect();
+        symbols.sort();
+        symbols.dedup();
+        assert_eq!(symbols.len(), all.len());
+        assert!(symbols.contains(&"pld_builtin_all_reduce_ring__prod__bf16".to_string()));
+    }
+}

@@ -1,0 +1,130 @@
+use std::fmt;
+
+use half::{bf16, f16};
+
+/// The element types a window, a tensor or a collective may carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// Signed 8-bit integer.
+    I8,
+    /// Unsigned 8-bit integer.
+    U8,
+    /// Signed 32-bit integer (also the dtype of every signal).
+    I32,
+    /// Unsigned 32-bit integer.
+    U32,
+    /// Signed 64-bit integer.
+    I64,
+    /// Unsigned 64-bit integer.
+    U64,
+    /// IEEE 754 half precision (`half::f16`).
+    F16,
+    /// bfloat16 (`half::bf16`).
+    BF16,
+    /// IEEE 754 single precision.
+    F32,
+    /// IEEE 754 double precision.
+    F64,
+}
+
+impl DType {
+    /// Every dtype, in a fixed order (the order of the generated kernel variants).
+    pub const ALL: [DType; 10] = [
+        DType::I8,
+        DType::U8,
+        DType::I32,
+        DType::U32,
+        DType::I64,
+        DType::U64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
+    /// Size of one element in bytes.
+    pub const fn size(self) -> usize {
+        match self {
+            DType::I8 | DType::U8 => 1,
+            DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::U64 | DType::F64 => 8,
+        }
+    }
+
+    /// The lower-case name used in source code, kernel symbols and messages (`f32`, `bf16`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::I8 => "i8",
+            DType::U8 => "u8",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::I64 => "i64",
+            DType::U64 => "u64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+
+    /// Parses a name produced by [`DType::name`].
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// True for the four floating-point types.
+    pub const fn is_float(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A Rust type that is one of the ten pld dtypes.
+///
+/// Sealed: the set of element types is the set the device kernels are generated for.
+pub trait Element:
+    bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + 'static + sealed::Sealed
+{
+    /// The dtype this type stands for.
+    const DTYPE: DType;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! elements {
+    ($($ty:ty => $dtype:ident),* $(,)?) => {$(
+        impl sealed::Sealed for $ty {}
+        impl Element for $ty {
+            const DTYPE: DType = DType::$dtype;
+        }
+    )*};
+}
+
+elements! {
+    i8 => I8, u8 => U8, i32 => I32, u32 => U32, i64 => I64, u64 => U64,
+    f16 => F16, bf16 => BF16, f32 => F32, f64 => F64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_sizes_match_rust_types() {
+        for d in DType::ALL {
+            assert_eq!(DType::from_name(d.name()), Some(d));
+        }
+        assert_eq!(DType::F16.size(), size_of::<f16>());
+        assert_eq!(DType::BF16.size(), size_of::<bf16>());
+        assert_eq!(<u64 as Element>::DTYPE.size(), 8);
+        assert_eq!(DType::from_name("f128"), None);
+    }
+}

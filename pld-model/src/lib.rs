@@ -1,0 +1,16 @@
+//! The vocabulary shared by every pld crate: element types, reduce operations, the collective
+//! contract table and the constants of the device ABI.
+//!
+//! It sits below both the runtime (`pld-core`) and the code generator (`pld-backend`) so that the
+//! generator can run in `pld-core`'s build script while both read the same tables: a collective's
+//! rules are written down once, here, and the macros, the backend and the runtime all obey them.
+
+mod abi;
+mod contract;
+mod dtype;
+mod op;
+
+pub use abi::{ABI_VERSION, AbiLayout, DeviceStatus, NotifyOp, TILE_BYTES, WaitCmp};
+pub use contract::{AllReduceMode, Collective, Contract, KernelKind, KernelVariant, WindowRole};
+pub use dtype::{DType, Element};
+pub use op::ReduceOp;

@@ -1,0 +1,1 @@
+//! pld facade (in progress).
