@@ -313,7 +313,7 @@ impl Host<'_> {
             vec![("target", target.operand())],
         )?;
         let n = self.nranks();
-        if target.len() % n != 0 {
+        if !target.len().is_multiple_of(n) {
             return Err(Self::bad(
                 &plan.call,
                 "target",
@@ -429,7 +429,7 @@ impl Host<'_> {
             vec![("input", input.operand()), ("target", target.operand())],
         )?;
         let n = self.nranks();
-        if input.len() % n != 0 {
+        if !input.len().is_multiple_of(n) {
             return Err(Self::bad(
                 &plan.call,
                 "input",

@@ -123,10 +123,7 @@ impl<'h> Buffer<'h> {
     /// A typed view of the allocation from its start; an error if it does not fit.
     pub fn view<T: Element>(&self, shape: impl Into<Shape>) -> Result<Window<'h, T>> {
         let shape = shape.into();
-        let view_bytes = shape
-            .len()
-            .checked_mul(T::DTYPE.size())
-            .unwrap_or(usize::MAX);
+        let view_bytes = shape.len().saturating_mul(T::DTYPE.size());
         if view_bytes > self.bytes() {
             return Err(Error::ViewOutOfBounds {
                 buffer: self.name().to_owned(),
@@ -144,12 +141,15 @@ impl<'h> Buffer<'h> {
     }
 }
 
+/// Ties a view to its host scope and element type without owning a `T`.
+type ViewMarker<'h, T> = PhantomData<(&'h (), fn() -> T)>;
+
 /// A typed view of a symmetric allocation: on every rank, `shape` elements of `T` at the same
 /// offset. Cheap to clone; lives no longer than the host scope that made it.
 pub struct Window<'h, T> {
     alloc: Arc<Allocation>,
     shape: Shape,
-    _marker: PhantomData<(&'h (), fn() -> T)>,
+    _marker: ViewMarker<'h, T>,
 }
 
 impl<T> Clone for Window<'_, T> {

@@ -272,6 +272,9 @@ impl Shared {
     }
 }
 
+/// What a task does on its rank's worker.
+pub(crate) type Work = Box<dyn FnOnce(&mut RankState) -> Result<()> + Send>;
+
 /// One unit of work on one rank's queue.
 pub(crate) struct Task {
     /// The call this task belongs to, for messages.
@@ -279,7 +282,7 @@ pub(crate) struct Task {
     /// The signal the task waits on, reset if the task fails or is skipped.
     pub(crate) signal: Option<Arc<Allocation>>,
     /// The work itself.
-    pub(crate) work: Box<dyn FnOnce(&mut RankState) -> Result<()> + Send>,
+    pub(crate) work: Work,
 }
 
 /// The device worker of one rank.

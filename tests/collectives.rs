@@ -1,0 +1,463 @@
+//! End-to-end tests of the seven collectives on the local launcher: every op and dtype, rank
+//! counts {1, 2, 3, 4, 5, 8}, element counts {1, 7, 255, 256, 257, 4097, 65537, 2^20}, roots
+//! {0, middle, last}; three back-to-back rounds with distinct inputs on one signal, which must
+//! be all zero after every call. The full cross product is sampled (cycling the axes against
+//! each other) so every axis value is covered while the suite stays quick on 2 cores.
+
+mod common;
+
+use common::*;
+use pld::{AllReduce, AllReduceMode, Broadcast, DType, Opts, ReduceOp, ReduceScatter, World};
+
+const ROUNDS: usize = 3;
+
+/// Calls `$f::<T>($args)` with `T` the Rust type of `$dtype`.
+macro_rules! with_dtype {
+    ($dtype:expr, $f:ident($($arg:expr),*)) => {
+        match $dtype {
+            DType::I8 => $f::<i8>($($arg),*),
+            DType::U8 => $f::<u8>($($arg),*),
+            DType::I32 => $f::<i32>($($arg),*),
+            DType::U32 => $f::<u32>($($arg),*),
+            DType::I64 => $f::<i64>($($arg),*),
+            DType::U64 => $f::<u64>($($arg),*),
+            DType::F16 => $f::<pld::f16>($($arg),*),
+            DType::BF16 => $f::<pld::bf16>($($arg),*),
+            DType::F32 => $f::<f32>($($arg),*),
+            DType::F64 => $f::<f64>($($arg),*),
+        }
+    };
+}
+
+fn all_reduce_case<T: TestElem>(nranks: usize, count: usize, mode: AllReduceMode, op: ReduceOp) {
+    let ctx = format!(
+        "all_reduce {mode:?} {op} {} x{count} on {nranks} ranks",
+        T::DTYPE
+    );
+    let world = World::local(nranks).unwrap();
+    let host = world.host().unwrap();
+    let data = host.window::<T>("data", [count]).unwrap();
+    let signal = host.signal("sig").unwrap();
+    for k in 0..ROUNDS {
+        for r in 0..nranks {
+            host.write(&data, r, &inputs::<T>(op, r, k, count)).unwrap();
+        }
+        host.all_reduce(&data, AllReduce::mesh().mode(mode).op(op).signal(&signal))
+            .unwrap();
+        let expected = reduced::<T>(op, nranks, k, count);
+        for r in 0..nranks {
+            assert_same(
+                &host.read(&data, r).unwrap(),
+                &expected,
+                &format!("{ctx}, round {k}, rank {r}"),
+            );
+        }
+        assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
+    }
+}
+
+#[test]
+fn all_reduce_every_mode_op_and_dtype() {
+    let mut j = 0;
+    for mode in AllReduceMode::ALL {
+        for op in ReduceOp::ALL {
+            for dtype in DType::ALL {
+                let (nranks, count) = (RANKS[j % RANKS.len()], COUNTS[j % (COUNTS.len() - 1)]);
+                with_dtype!(dtype, all_reduce_case(nranks, count, mode, op));
+                j += 1;
+            }
+        }
+    }
+}
+
+#[test]
+fn all_reduce_a_million_elements() {
+    all_reduce_case::<f32>(4, 1 << 20, AllReduceMode::Mesh, ReduceOp::Sum);
+    all_reduce_case::<f32>(3, 1 << 20, AllReduceMode::Ring, ReduceOp::Sum);
+    all_reduce_case::<pld::bf16>(8, 1 << 20, AllReduceMode::Ring, ReduceOp::Max);
+    all_reduce_case::<i64>(5, 1 << 20, AllReduceMode::Mesh, ReduceOp::Prod);
+}
+
+/// Ring chunking: counts smaller than, equal to and not divisible by the rank count.
+#[test]
+fn ring_takes_any_element_count() {
+    for nranks in 1..=8 {
+        for count in [1, 2, 3, 5, 7, 8, 9, 15, 16, 17] {
+            for op in [ReduceOp::Sum, ReduceOp::Min] {
+                let world = World::local(nranks).unwrap();
+                let host = world.host().unwrap();
+                let data = host.window::<i32>("data", [count]).unwrap();
+                for r in 0..nranks {
+                    host.write(&data, r, &inputs::<i32>(op, r, 0, count))
+                        .unwrap();
+                }
+                host.all_reduce(&data, AllReduce::ring().op(op)).unwrap();
+                let expected = reduced::<i32>(op, nranks, 0, count);
+                for r in 0..nranks {
+                    let ctx = format!("ring {op} x{count} on {nranks} ranks, rank {r}");
+                    assert_same(&host.read(&data, r).unwrap(), &expected, &ctx);
+                }
+            }
+        }
+    }
+}
+
+fn reduce_scatter_case<T: TestElem>(nranks: usize, row: usize, op: ReduceOp) {
+    let ctx = format!("reduce_scatter {op} {} [{nranks}, {row}]", T::DTYPE);
+    let world = World::local(nranks).unwrap();
+    let host = world.host().unwrap();
+    let data = host.window::<T>("data", [nranks, row]).unwrap();
+    let signal = host.signal("sig").unwrap();
+    for k in 0..ROUNDS {
+        for r in 0..nranks {
+            host.write(&data, r, &inputs::<T>(op, r, k, nranks * row))
+                .unwrap();
+        }
+        host.reduce_scatter(&data, ReduceScatter::new().op(op).signal(&signal))
+            .unwrap();
+        let expected = reduced::<T>(op, nranks, k, nranks * row);
+        for r in 0..nranks {
+            let found = host.read(&data, r).unwrap();
+            let mine = r * row..(r + 1) * row;
+            assert_same(
+                &found[mine.clone()],
+                &expected[mine.clone()],
+                &format!("{ctx}, round {k}, rank {r}"),
+            );
+            // Rows other than the rank's own are left as they were.
+            let own = inputs::<T>(op, r, k, nranks * row);
+            for p in (0..nranks).filter(|&p| p != r) {
+                let other = p * row..(p + 1) * row;
+                assert_same(
+                    &found[other.clone()],
+                    &own[other],
+                    &format!("{ctx}, round {k}, rank {r}, row {p}"),
+                );
+            }
+        }
+        assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
+    }
+}
+
+#[test]
+fn reduce_scatter_every_op_and_dtype() {
+    let mut j = 0;
+    for op in ReduceOp::ALL {
+        for dtype in DType::ALL {
+            let (nranks, row) = (RANKS[j % RANKS.len()], COUNTS[j % (COUNTS.len() - 1)]);
+            with_dtype!(dtype, reduce_scatter_case(nranks, row, op));
+            j += 1;
+        }
+    }
+    reduce_scatter_case::<f32>(2, 1 << 20, ReduceOp::Sum);
+}
+
+fn broadcast_case<T: TestElem>(nranks: usize, count: usize, root: usize) {
+    let ctx = format!(
+        "broadcast {} x{count} root {root} on {nranks} ranks",
+        T::DTYPE
+    );
+    let world = World::local(nranks).unwrap();
+    let host = world.host().unwrap();
+    let data = host.window::<T>("data", [count]).unwrap();
+    let signal = host.signal("sig").unwrap();
+    for k in 0..ROUNDS {
+        for r in 0..nranks {
+            host.write(&data, r, &inputs::<T>(ReduceOp::Sum, r, k, count))
+                .unwrap();
+        }
+        host.broadcast(&data, Broadcast::root(root as i64).signal(&signal))
+            .unwrap();
+        let expected = inputs::<T>(ReduceOp::Sum, root, k, count);
+        for r in 0..nranks {
+            assert_same(
+                &host.read(&data, r).unwrap(),
+                &expected,
+                &format!("{ctx}, round {k}, rank {r}"),
+            );
+        }
+        assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
+    }
+}
+
+#[test]
+fn broadcast_from_first_middle_and_last_root() {
+    let mut j = 0;
+    for nranks in RANKS {
+        let mut roots = vec![0, nranks / 2, nranks - 1];
+        roots.dedup();
+        for root in roots {
+            let (dtype, count) = (
+                DType::ALL[j % DType::ALL.len()],
+                COUNTS[j % (COUNTS.len() - 1)],
+            );
+            with_dtype!(dtype, broadcast_case(nranks, count, root));
+            j += 1;
+        }
+    }
+    broadcast_case::<f32>(4, 1 << 20, 2);
+}
+
+fn all_gather_case<T: TestElem>(nranks: usize, count: usize) {
+    let ctx = format!("all_gather {} x{count} on {nranks} ranks", T::DTYPE);
+    let world = World::local(nranks).unwrap();
+    let host = world.host().unwrap();
+    let local = host.window::<T>("local", [1, count]).unwrap();
+    let target = host.window::<T>("target", [nranks, count]).unwrap();
+    let signal = host.signal("sig").unwrap();
+    for k in 0..ROUNDS {
+        for r in 0..nranks {
+            host.write(&local, r, &inputs::<T>(ReduceOp::Sum, r, k, count))
+                .unwrap();
+        }
+        host.all_gather(&local, &target, Opts::new().signal(&signal))
+            .unwrap();
+        let expected: Vec<T> = (0..nranks)
+            .flat_map(|p| inputs::<T>(ReduceOp::Sum, p, k, count))
+            .collect();
+        for r in 0..nranks {
+            // Every gathered row on every rank, not only row 0.
+            assert_same(
+                &host.read(&target, r).unwrap(),
+                &expected,
+                &format!("{ctx}, round {k}, rank {r}"),
+            );
+        }
+        assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
+    }
+}
+
+#[test]
+fn all_gather_checks_every_row_on_every_rank() {
+    for (j, count) in COUNTS[..COUNTS.len() - 1].iter().enumerate() {
+        for (i, nranks) in RANKS.into_iter().enumerate() {
+            with_dtype!(
+                DType::ALL[(i + j) % DType::ALL.len()],
+                all_gather_case(nranks, *count)
+            );
+        }
+    }
+    all_gather_case::<f32>(2, 1 << 20);
+}
+
+fn all_to_all_case<T: TestElem>(nranks: usize, row: usize) {
+    let ctx = format!("all_to_all {} [{nranks}, {row}]", T::DTYPE);
+    let world = World::local(nranks).unwrap();
+    let host = world.host().unwrap();
+    let input = host.window::<T>("input", [nranks, row]).unwrap();
+    let target = host.window::<T>("target", [nranks, row]).unwrap();
+    let signal = host.signal("sig").unwrap();
+    for k in 0..ROUNDS {
+        for r in 0..nranks {
+            host.write(&input, r, &inputs::<T>(ReduceOp::Sum, r, k, nranks * row))
+                .unwrap();
+        }
+        host.all_to_all(&input, &target, Opts::new().signal(&signal))
+            .unwrap();
+        for r in 0..nranks {
+            let expected: Vec<T> = (0..nranks)
+                .flat_map(|p| {
+                    inputs::<T>(ReduceOp::Sum, p, k, nranks * row)[r * row..(r + 1) * row].to_vec()
+                })
+                .collect();
+            assert_same(
+                &host.read(&target, r).unwrap(),
+                &expected,
+                &format!("{ctx}, round {k}, rank {r}"),
+            );
+        }
+        assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
+    }
+}
+
+#[test]
+fn all_to_all_every_rank_count() {
+    for (j, row) in COUNTS[..COUNTS.len() - 2].iter().enumerate() {
+        for (i, nranks) in RANKS.into_iter().enumerate() {
+            with_dtype!(
+                DType::ALL[(i + 3 * j) % DType::ALL.len()],
+                all_to_all_case(nranks, *row)
+            );
+        }
+    }
+    all_to_all_case::<u8>(2, 1 << 20);
+    all_to_all_case::<f64>(8, 65537);
+}
+
+fn all_to_all_v_case<T: TestElem>(nranks: usize, max_rows: usize, row: usize) {
+    let ctx = format!(
+        "all_to_all_v {} max_rows {max_rows} row {row} on {nranks} ranks",
+        T::DTYPE
+    );
+    let world = World::local(nranks).unwrap();
+    let host = world.host().unwrap();
+    let shape = [nranks * max_rows, row];
+    let input = host.window::<T>("input", shape).unwrap();
+    let target = host.window::<T>("target", shape).unwrap();
+    let send = host.window::<i32>("send_counts", [nranks]).unwrap();
+    let recv = host.window::<i32>("recv_counts", [nranks]).unwrap();
+    let signal = host.signal("sig").unwrap();
+    // Rows this rank sends to d in round k: covers 0 and max_rows.
+    let count = |r: usize, d: usize, k: usize| (r + 2 * d + k) % (max_rows + 1);
+    let sentinel = T::from_i64(99);
+    let block = max_rows * row;
+    for k in 0..ROUNDS {
+        for r in 0..nranks {
+            host.write(&input, r, &inputs::<T>(ReduceOp::Sum, r, k, nranks * block))
+                .unwrap();
+            host.write(&target, r, &vec![sentinel; nranks * block])
+                .unwrap();
+            let counts: Vec<i32> = (0..nranks).map(|d| count(r, d, k) as i32).collect();
+            host.write(&send, r, &counts).unwrap();
+        }
+        host.all_to_all_v(&input, &target, &send, &recv, Opts::new().signal(&signal))
+            .unwrap();
+        for r in 0..nranks {
+            let found = host.read(&target, r).unwrap();
+            let received = host.read(&recv, r).unwrap();
+            for p in 0..nranks {
+                let n = count(p, r, k);
+                assert_eq!(
+                    received[p], n as i32,
+                    "{ctx}, round {k}: recv_counts[{p}] on rank {r}"
+                );
+                let sent = &inputs::<T>(ReduceOp::Sum, p, k, nranks * block)
+                    [r * block..r * block + n * row];
+                let got = &found[p * block..(p + 1) * block];
+                assert_same(
+                    &got[..n * row],
+                    sent,
+                    &format!("{ctx}, round {k}, rank {r}, block {p}"),
+                );
+                // Only the counted rows move: the rest of the block is untouched.
+                assert!(
+                    got[n * row..].iter().all(|&x| x == sentinel),
+                    "{ctx}, round {k}: rows past the count moved"
+                );
+            }
+        }
+        assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
+    }
+}
+
+#[test]
+fn all_to_all_v_moves_only_the_counted_rows() {
+    for (i, nranks) in RANKS.into_iter().enumerate() {
+        for (j, row) in [1, 7, 257].into_iter().enumerate() {
+            with_dtype!(
+                DType::ALL[(i + j) % DType::ALL.len()],
+                all_to_all_v_case(nranks, 3, row)
+            );
+        }
+    }
+    all_to_all_v_case::<f32>(4, 4, 4097);
+}
+
+#[test]
+fn barrier_rounds_leave_the_signal_clear() {
+    for nranks in RANKS {
+        let world = World::local(nranks).unwrap();
+        let host = world.host().unwrap();
+        let signal = host.signal("sig").unwrap();
+        for k in 0..ROUNDS {
+            host.barrier(Opts::new().signal(&signal)).unwrap();
+            assert_signal_clear(
+                &host,
+                &signal,
+                &format!("barrier on {nranks} ranks, round {k}"),
+            );
+        }
+        // Many barriers queued back to back, synchronised once.
+        for _ in 0..50 {
+            host.barrier(Opts::new().signal(&signal)).unwrap();
+        }
+        host.sync().unwrap();
+        assert_signal_clear(&host, &signal, &format!("50 barriers on {nranks} ranks"));
+    }
+}
+
+/// One signal shared by different collectives back to back, queued without a sync between.
+#[test]
+fn one_signal_serves_every_collective_back_to_back() {
+    let nranks = 4;
+    let world = World::local(nranks).unwrap();
+    let host = world.host().unwrap();
+    let data = host.window::<f32>("data", [nranks, 33]).unwrap();
+    let other = host.window::<f32>("other", [nranks, 33]).unwrap();
+    let local = host.window::<f32>("local", [33]).unwrap();
+    let signal = host.signal("sig").unwrap();
+    for r in 0..nranks {
+        host.write(&data, r, &vec![r as f32; nranks * 33]).unwrap();
+        host.write(&local, r, &[10.0 * r as f32; 33]).unwrap();
+    }
+    for round in 0..ROUNDS {
+        host.all_reduce(&data, AllReduce::ring().signal(&signal))
+            .unwrap(); // every element 6 * 4^round
+        host.barrier(Opts::new().signal(&signal)).unwrap();
+        host.all_reduce(&data, AllReduce::mesh().op(ReduceOp::Max).signal(&signal))
+            .unwrap();
+        host.broadcast(&data, Broadcast::root(3).signal(&signal))
+            .unwrap();
+        host.all_to_all(&data, &other, Opts::new().signal(&signal))
+            .unwrap();
+        host.all_gather(&local, &data, Opts::new().signal(&signal))
+            .unwrap();
+        host.reduce_scatter(&other, ReduceScatter::new().signal(&signal))
+            .unwrap();
+        let expected_other = 4.0 * 6.0 * 4f32.powi(round as i32);
+        for r in 0..nranks {
+            let gathered = host.read(&data, r).unwrap();
+            assert!((0..nranks).all(|p| {
+                gathered[p * 33..(p + 1) * 33]
+                    .iter()
+                    .all(|&x| x == 10.0 * p as f32)
+            }));
+            assert_eq!(
+                host.read(&other, r).unwrap()[r * 33],
+                expected_other,
+                "round {round}, rank {r}"
+            );
+        }
+        assert_signal_clear(&host, &signal, &format!("mixed round {round}"));
+        for r in 0..nranks {
+            host.write(
+                &data,
+                r,
+                &vec![(r as f32) * 4f32.powi(round as i32 + 1); nranks * 33],
+            )
+            .unwrap();
+        }
+    }
+}
+
+/// A collective in a 100-iteration loop, each call allocating its own signal: memory does not
+/// grow, and the results stay right.
+#[test]
+fn a_loop_of_calls_does_not_grow_memory() {
+    let nranks = 4;
+    let world = World::local(nranks).unwrap();
+    let host = world.host().unwrap();
+    let data = host.window::<i64>("data", [1000]).unwrap();
+    host.sync().unwrap();
+    let before = world.live_window_bytes();
+    for it in 0..100 {
+        for r in 0..nranks {
+            host.write(&data, r, &vec![(r + it) as i64; 1000]).unwrap();
+        }
+        host.all_reduce(&data, AllReduce::ring().op(ReduceOp::Max))
+            .unwrap();
+        host.barrier(Opts::new()).unwrap();
+        if it % 25 == 0 {
+            assert_eq!(
+                host.read(&data, it % nranks).unwrap(),
+                vec![(nranks - 1 + it) as i64; 1000]
+            );
+        }
+    }
+    host.sync().unwrap();
+    assert_eq!(
+        world.live_window_bytes(),
+        before,
+        "per-call signals must be freed"
+    );
+}

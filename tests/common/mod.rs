@@ -1,0 +1,116 @@
+//! Shared helpers of the end-to-end tests: exact value patterns per dtype and op, and goldens
+//! computed directly on the host with the same semantics as the device (wrapping integers,
+//! f16/bf16 combined in f32).
+
+#![allow(dead_code)]
+
+use pld::{Element, Host, ReduceOp, Window, bf16, f16};
+
+/// The axes every collective is exercised over.
+pub const RANKS: [usize; 6] = [1, 2, 3, 4, 5, 8];
+pub const COUNTS: [usize; 8] = [1, 7, 255, 256, 257, 4097, 65537, 1 << 20];
+
+/// An element type the tests can make exact values of and reduce on the host.
+pub trait TestElem: Element + Copy {
+    /// `v` as this type (wrapping for integers; exact for the small values the tests use).
+    fn from_i64(v: i64) -> Self;
+    /// Whether negative values are representable.
+    const SIGNED: bool;
+    /// `a op b` with the device's semantics.
+    fn combine(op: ReduceOp, a: Self, b: Self) -> Self;
+}
+
+macro_rules! int_elem {
+    ($($t:ty: $signed:expr),*) => {$(
+        impl TestElem for $t {
+            fn from_i64(v: i64) -> Self { v as $t }
+            const SIGNED: bool = $signed;
+            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
+                match op {
+                    ReduceOp::Sum => a.wrapping_add(b),
+                    ReduceOp::Prod => a.wrapping_mul(b),
+                    ReduceOp::Max => a.max(b),
+                    ReduceOp::Min => a.min(b),
+                }
+            }
+        }
+    )*};
+}
+int_elem!(i8: true, u8: false, i32: true, u32: false, i64: true, u64: false);
+
+macro_rules! float_elem {
+    ($($t:ty: $from:expr, $to:expr, $back:expr);*) => {$(
+        impl TestElem for $t {
+            fn from_i64(v: i64) -> Self { $from(v) }
+            const SIGNED: bool = true;
+            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
+                let (a, b) = ($to(a), $to(b));
+                $back(match op {
+                    ReduceOp::Sum => a + b,
+                    ReduceOp::Prod => a * b,
+                    ReduceOp::Max => if a > b { a } else { b },
+                    ReduceOp::Min => if a < b { a } else { b },
+                })
+            }
+        }
+    )*};
+}
+float_elem!(
+    f32: |v: i64| v as f32, |x: f32| x, |x: f32| x;
+    f64: |v: i64| v as f64, |x: f64| x, |x: f64| x;
+    f16: |v: i64| f16::from_f64(v as f64), |x: f16| x.to_f32(), f16::from_f32;
+    bf16: |v: i64| bf16::from_f64(v as f64), |x: bf16| x.to_f32(), bf16::from_f32
+);
+
+/// An exact input value for rank `r`, round `k`, element `i`: small integers, so every
+/// reduction order gives identical bits in every dtype (products stay powers of two times ±1
+/// for floats; integers wrap identically on host and device).
+pub fn value<T: TestElem>(op: ReduceOp, r: usize, k: usize, i: usize) -> T {
+    let v = match op {
+        ReduceOp::Prod if T::SIGNED => [1, 2, -1][(r + 2 * i + k) % 3],
+        ReduceOp::Prod => [1, 2, 3][(r + 2 * i + k) % 3],
+        _ => {
+            let v = ((r * 7 + i * 3 + k * 5 + 1) % 13) as i64;
+            if T::SIGNED { v - 6 } else { v }
+        }
+    };
+    T::from_i64(v)
+}
+
+/// `n` input values of rank `r` in round `k`.
+pub fn inputs<T: TestElem>(op: ReduceOp, r: usize, k: usize, n: usize) -> Vec<T> {
+    (0..n).map(|i| value(op, r, k, i)).collect()
+}
+
+/// The reduction over ranks `0..nranks` of `inputs(op, r, k, n)`, element-wise, in rank order.
+pub fn reduced<T: TestElem>(op: ReduceOp, nranks: usize, k: usize, n: usize) -> Vec<T> {
+    (0..n)
+        .map(|i| {
+            (1..nranks).fold(value::<T>(op, 0, k, i), |acc, r| {
+                T::combine(op, acc, value(op, r, k, i))
+            })
+        })
+        .collect()
+}
+
+/// Asserts every cell of `signal` is zero on every rank (the self-clearing protocol).
+pub fn assert_signal_clear(host: &Host<'_>, signal: &Window<'_, i32>, context: &str) {
+    for r in 0..host.nranks() {
+        let cells = host.read(signal, r).expect("read signal");
+        assert!(
+            cells.iter().all(|&c| c == 0),
+            "{context}: signal cells on rank {r} are {cells:?}"
+        );
+    }
+}
+
+/// Compares element by element and names the first mismatch.
+pub fn assert_same<T: TestElem>(found: &[T], expected: &[T], context: &str) {
+    assert_eq!(found.len(), expected.len(), "{context}: length");
+    if let Some(i) = (0..found.len()).find(|&i| found[i] != expected[i]) {
+        panic!(
+            "{context}: element {i} is {:?}, expected {:?}",
+            found[i], expected[i]
+        );
+    }
+}
