@@ -3,29 +3,56 @@
 //! Distributed programs over symmetric memory: ranks, windows that sit at the same offset on
 //! every rank, signals, and collectives that are device kernels.
 //!
-//! This crate is the facade users depend on. Today it exposes the runtime API that the
-//! `#[pld::program]` macros expand into:
+//! Write host code in a [`macro@program`] module; each collective is one macro call, checked at
+//! compile time:
+//!
+//! ```
+//! #[pld::program]
+//! mod quick {
+//!     #[pld::host]
+//!     pub fn sum_of_ranks() -> Vec<f32> {
+//!         let data = window!(f32, [1, 256]);
+//!         for r in ranks() {
+//!             stage_in!(data, r, vec![r as f32; 256]);
+//!         }
+//!         all_reduce!(data, mode = ring, nranks = 4);  // signal allocated for you
+//!         let mut out = vec![0.0; 256];
+//!         stage_out!(data, 3, out);
+//!         out
+//!     }
+//! }
+//!
+//! let world = pld::World::local(4)?;                   // 4 ranks as threads of this process
+//! assert_eq!(quick::load(&world)?.sum_of_ranks()?, vec![6.0; 256]);
+//! # Ok::<(), pld::Error>(())
+//! ```
+//!
+//! The macros expand into the runtime API, which can also be used directly:
 //!
 //! ```
 //! use pld::prelude::*;
 //!
-//! let world = World::local(4)?;                      // 4 ranks as threads of this process
+//! let world = World::local(4)?;
 //! let host = world.host()?;                          // the single controller
 //! let data = host.window::<f32>("data", [1, 256])?;  // symmetric, zeroed
-//! for r in 0..host.nranks() {
+//! for r in host.ranks() {
 //!     host.write(&data, r, &vec![r as f32; 256])?;   // stage host data into rank r
 //! }
-//! host.all_reduce(&data, AllReduce::ring())?;        // signal allocated for the call
+//! host.all_reduce(&data, AllReduce::ring())?;        // queued on every rank
 //! assert_eq!(host.read(&data, 3)?, vec![6.0; 256]);  // 0 + 1 + 2 + 3
 //! # Ok::<(), pld::Error>(())
 //! ```
 
 pub use pld_core::*;
+pub use pld_macros::{
+    all_gather, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, host, program, reduce_scatter, signal,
+    stage_in, stage_out, window,
+};
 
 /// The names a pld program uses most.
 pub mod prelude {
     pub use pld_core::{
-        AllReduce, AllReduceMode, Broadcast, DType, Element, Host, Opts, ReduceOp, ReduceScatter,
-        Tensor, Window, World, bf16, f16,
+        AllReduce, AllReduceMode, Broadcast, DType, Element, Host, Opts, ReduceOp, ReduceScatter, Tensor, Window,
+        World, bf16, f16,
     };
 }

@@ -142,6 +142,25 @@ impl<'w> Host<'w> {
         Ok(out)
     }
 
+    /// Waits for all queued work, then copies rank `rank`'s view into `out`.
+    pub fn read_into<T: Element>(&self, window: &Window<'_, T>, rank: usize, out: &mut [T]) -> Result<()> {
+        if out.len() != window.len() {
+            return Err(Error::StagingSize {
+                buffer: window.name().to_owned(),
+                rank,
+                expected: window.len(),
+                found: out.len(),
+            });
+        }
+        out.copy_from_slice(&self.read(window, rank)?);
+        Ok(())
+    }
+
+    /// The ranks of the world, `0..nranks`.
+    pub fn ranks(&self) -> std::ops::Range<usize> {
+        0..self.nranks()
+    }
+
     /// Queues `kernel` on rank `rank` with `args` (the kernel's argument struct as 64-bit words).
     pub fn launch(&self, kernel: &Kernel, rank: usize, args: &[u64]) -> Result<()> {
         self.check_rank(rank, || format!("launching {}", kernel.name()))?;

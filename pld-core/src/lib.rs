@@ -19,6 +19,7 @@
 
 mod collective;
 mod device;
+pub mod dsl;
 mod error;
 mod heap;
 mod host;

@@ -95,6 +95,9 @@ pub struct Contract {
     pub required_keywords: &'static [&'static str],
     /// Whether `op = ...` applies (the collective combines values).
     pub reduces: bool,
+    /// Whether the signal may be given as an optional last positional argument (`barrier!(s)`)
+    /// instead of as `signal = s`.
+    pub positional_signal: bool,
     /// Whether the call ends with every peer done reading this rank's windows (a closing barrier
     /// or an equivalent last round), so that back-to-back calls and following kernels are safe.
     pub closes: bool,
@@ -160,6 +163,7 @@ const CONTRACTS: [Contract; 7] = [
         keywords: &["op", "mode", "nranks", "signal"],
         required_keywords: &[],
         reduces: true,
+        positional_signal: false,
         closes: true,
     },
     Contract {
@@ -168,6 +172,7 @@ const CONTRACTS: [Contract; 7] = [
         keywords: &["nranks", "signal"],
         required_keywords: &[],
         reduces: false,
+        positional_signal: false,
         closes: true,
     },
     Contract {
@@ -176,6 +181,7 @@ const CONTRACTS: [Contract; 7] = [
         keywords: &["op", "nranks", "signal"],
         required_keywords: &[],
         reduces: true,
+        positional_signal: false,
         closes: true,
     },
     Contract {
@@ -184,6 +190,7 @@ const CONTRACTS: [Contract; 7] = [
         keywords: &["root", "nranks", "signal"],
         required_keywords: &["root"],
         reduces: false,
+        positional_signal: false,
         closes: true,
     },
     Contract {
@@ -192,6 +199,7 @@ const CONTRACTS: [Contract; 7] = [
         keywords: &["nranks", "signal"],
         required_keywords: &[],
         reduces: false,
+        positional_signal: false,
         closes: true,
     },
     Contract {
@@ -200,14 +208,16 @@ const CONTRACTS: [Contract; 7] = [
         keywords: &["nranks", "signal"],
         required_keywords: &[],
         reduces: false,
+        positional_signal: false,
         closes: true,
     },
     Contract {
         collective: Collective::Barrier,
         windows: &[],
-        keywords: &["signal"],
+        keywords: &[],
         required_keywords: &[],
         reduces: false,
+        positional_signal: true,
         closes: true,
     },
 ];

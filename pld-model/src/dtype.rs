@@ -88,6 +88,11 @@ impl fmt::Display for DType {
 /// A Rust type that is one of the ten pld dtypes.
 ///
 /// Sealed: the set of element types is the set the device kernels are generated for.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a pld element type",
+    label = "windows, tensors and collectives hold pld element types only",
+    note = "the pld element types are i8 u8 i32 u32 i64 u64 f16 bf16 f32 f64"
+)]
 pub trait Element:
     bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + 'static + sealed::Sealed
 {

@@ -1,58 +1,66 @@
-//! The one front end of pld, shared by the procedural macros and the build-script backend.
+//! The one front end of pld, shared by the procedural macros and (for kernels) the build-script
+//! backend: parsing `#[pld::program]` modules into a canonical IR, validating every DSL macro
+//! against the contract table of `pld-model`, and generating the Rust they expand into.
 //!
-//! It grows with the host DSL; today it holds what both sides need to report a misspelled
-//! keyword or value the same way: the closest known word.
+//! Phases are separate (cubecl's model): [`parse_program`] builds a [`Program`] in canonical
+//! form (every hidden signal made explicit and hoisted), [`expand_program`] generates code from
+//! it. A mistake is reported on its own token, once, and the construct it concerns is replaced by
+//! that error alone, so one mistake gives one error.
 
-/// The candidate closest to `word` by edit distance, if it is close enough to be a likely typo
-/// (at most a third of the word's length, and at least one edit allowed).
-pub fn did_you_mean<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let limit = (word.chars().count() / 3).max(1);
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(word, c), c))
-        .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, c)| c)
-}
+mod alloc;
+mod call;
+mod dsl;
+mod errors;
+mod expand;
+mod host;
+mod print;
+mod program;
+mod suggest;
 
-/// Edit distance over chars where a swap of two neighbours counts as one edit (optimal string
-/// alignment), since `mdoe` for `mode` is the commonest typo.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j - 1] + cost)
-                .min(d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
-            }
+use proc_macro2::TokenStream;
+use quote::quote;
+
+pub use call::{CollectiveCall, NRanks, parse_call};
+pub use dsl::DslMacro;
+pub use expand::expand_program;
+pub use host::{HostFn, Hoisted};
+pub use program::{Parsed, Program, ProgramItem, parse_program};
+pub use suggest::did_you_mean;
+
+/// `#[pld::program]`: the whole pipeline, as the proc macro runs it. Never fails: mistakes come
+/// out as `compile_error!`s where they were made.
+pub fn program_macro(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match parse_program(attr, item.clone()) {
+        Ok(parsed) => expand_program(&parsed.program),
+        Err(error) => {
+            let error = error.to_compile_error();
+            quote!(#error #item)
         }
     }
-    d[a.len()][b.len()]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pld_model::Collective;
-
-    #[test]
-    fn suggests_contract_keywords() {
-        let keywords = Collective::AllReduce.contract().keywords.iter().copied();
-        assert_eq!(did_you_mean("mdoe", keywords.clone()), Some("mode"));
-        assert_eq!(did_you_mean("signl", keywords.clone()), Some("signal"));
-        assert_eq!(did_you_mean("banana", keywords), None);
+/// `#[pld::host]` outside a program: an error, and the function without its body's DSL macros
+/// (so nothing else is reported about it).
+pub fn host_outside_program(item: TokenStream) -> TokenStream {
+    let message = "#[pld::host] functions belong in a #[pld::program] module: put the function in \
+                   `#[pld::program] mod name { ... }`";
+    match syn::parse2::<syn::ItemFn>(item.clone()) {
+        Ok(func) => {
+            let error = syn::Error::new_spanned(&func.sig.ident, message).to_compile_error();
+            let syn::ItemFn { attrs, vis, sig, .. } = func;
+            quote! {
+                #error
+                #(#attrs)* #[allow(unused_variables)] #vis #sig { ::core::unreachable!() }
+            }
+        }
+        Err(_) => syn::Error::new(proc_macro2::Span::call_site(), message).to_compile_error(),
     }
+}
+
+/// A DSL macro invoked outside a host function.
+pub fn outside_host(name: &str) -> TokenStream {
+    let message = format!(
+        "`{name}!` can only be used in a #[pld::host] function of a #[pld::program] module"
+    );
+    quote!(::core::compile_error!(#message))
 }

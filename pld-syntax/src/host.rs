@@ -1,0 +1,260 @@
+//! Host functions: parsing their bodies into canonical form.
+//!
+//! Canonical form makes every implicit thing explicit so that expansion and printing are plain
+//! functions of it: each collective call site without `signal = ...` gets one, naming a signal
+//! `__auto_<op>_<n>` that is hoisted to the start of the function (allocated once per call
+//! site, however often the site runs). A mistake at a call site is reported on its token and
+//! the site is replaced by that error alone, so the rest of the program still expands and rustc
+//! reports nothing else about it.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote};
+use syn::visit_mut::{self, VisitMut};
+use syn::{Attribute, Block, Expr, ExprMacro, Ident, Local, Macro, MacroDelimiter, Pat, Signature, Stmt, Visibility};
+
+
+use pld_model::Collective;
+
+use crate::call::{CollectiveCall, parse_call};
+use crate::dsl::DslMacro;
+use crate::errors::Errors;
+use crate::print::call_tokens;
+
+/// A `#[pld::host]` function in canonical form.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostFn {
+    /// Attributes other than `#[pld::host]` (doc comments among them).
+    pub attrs: Vec<Attribute>,
+    /// Visibility.
+    pub vis: Visibility,
+    /// The signature as the user wrote it.
+    pub sig: Signature,
+    /// Signals hoisted to the start of the function, one per call site that had none, in order.
+    pub hoisted: Vec<Hoisted>,
+    /// The body, with every collective given its signal explicitly.
+    pub body: Block,
+}
+
+/// A signal allocated at the start of a host function for one call site.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hoisted {
+    /// The binding, `__auto_<op>_<n>`.
+    pub name: Ident,
+    /// The collective of the call site it serves.
+    pub collective: Collective,
+}
+
+/// Numbering of hoisted signals, per collective, across a program.
+#[derive(Default)]
+pub(crate) struct AutoNames {
+    next: Vec<(Collective, usize)>,
+}
+
+impl AutoNames {
+    fn next(&mut self, collective: Collective) -> Ident {
+        let n = match self.next.iter_mut().find(|(c, _)| *c == collective) {
+            Some((_, n)) => {
+                *n += 1;
+                *n - 1
+            }
+            None => {
+                self.next.push((collective, 1));
+                0
+            }
+        };
+        format_ident!("__auto_{}_{}", collective.name(), n)
+    }
+
+    /// Keeps numbering past names already present (a program printed and parsed again).
+    fn reserve(&mut self, collective: Collective, n: usize) {
+        match self.next.iter_mut().find(|(c, _)| *c == collective) {
+            Some((_, next)) => *next = (*next).max(n + 1),
+            None => self.next.push((collective, n + 1)),
+        }
+    }
+}
+
+/// `__auto_<collective>_<n>` → (collective, n).
+pub(crate) fn parse_auto_name(name: &str) -> Option<(Collective, usize)> {
+    let rest = name.strip_prefix("__auto_")?;
+    let (collective, n) = rest.rsplit_once('_')?;
+    Some((Collective::from_name(collective)?, n.parse().ok()?))
+}
+
+/// Whether an attribute is `#[pld::host]` (or `#[host]` after `use pld::host`).
+pub(crate) fn is_attr(attr: &Attribute, name: &str) -> bool {
+    let path = attr.path();
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segments.as_slice() {
+        [only] => only == name,
+        [krate, last] => krate == "pld" && last == name,
+        _ => false,
+    }
+}
+
+/// Parses one host function. A signature that cannot be a host function is an error (the
+/// function is dropped); mistakes at call sites go to `errors` and stay embedded in the body.
+pub(crate) fn parse_host_fn(func: syn::ItemFn, names: &mut AutoNames, errors: &mut Errors) -> syn::Result<HostFn> {
+    let syn::ItemFn { attrs, vis, sig, block, .. } = func;
+    let mut signature = Errors::default();
+    if let Some(receiver) = sig.receiver() {
+        signature.spanned(receiver, "a host function takes no `self`: it runs once, on the host, for the whole world");
+    }
+    if let Some(asyncness) = &sig.asyncness {
+        signature.spanned(asyncness, "a host function cannot be `async`");
+    }
+    if let Some(param) = sig.generics.type_params().next() {
+        signature.spanned(param, "a host function cannot be generic over types");
+    }
+    signature.finish()?;
+    let attrs = attrs.into_iter().filter(|a| !is_attr(a, "host")).collect();
+    let mut body = *block;
+
+    // Hoisted signals already written out (a printed program parsed again) are taken back.
+    let mut hoisted = Vec::new();
+    while let Some(Stmt::Local(local)) = body.stmts.first() {
+        let Some((name, collective)) = hoisted_binding(local) else { break };
+        if let Some((_, n)) = parse_auto_name(&name.to_string()) {
+            names.reserve(collective, n);
+        }
+        hoisted.push(Hoisted { name, collective });
+        body.stmts.remove(0);
+    }
+    let mut canon = Canonicalize { names, errors, hoisted: Vec::new() };
+    canon.visit_block_mut(&mut body);
+    hoisted.extend(canon.hoisted);
+    Ok(HostFn { attrs, vis, sig, hoisted, body })
+}
+
+/// `let __auto_<op>_<n> = signal!();`
+fn hoisted_binding(local: &Local) -> Option<(Ident, Collective)> {
+    let Pat::Ident(pat) = &local.pat else { return None };
+    let (collective, _) = parse_auto_name(&pat.ident.to_string())?;
+    let init = local.init.as_ref()?;
+    match &*init.expr {
+        Expr::Macro(m) if DslMacro::from_path(&m.mac.path) == Some(DslMacro::Signal) && m.mac.tokens.is_empty() => {
+            Some((pat.ident.clone(), collective))
+        }
+        _ => None,
+    }
+}
+
+struct Canonicalize<'a> {
+    names: &'a mut AutoNames,
+    errors: &'a mut Errors,
+    hoisted: Vec<Hoisted>,
+}
+
+/// The span of a macro's closing delimiter, where a missing argument is reported.
+pub(crate) fn close_span(mac: &Macro) -> Span {
+    match &mac.delimiter {
+        MacroDelimiter::Paren(p) => p.span.close(),
+        MacroDelimiter::Brace(b) => b.span.close(),
+        MacroDelimiter::Bracket(b) => b.span.close(),
+    }
+}
+
+/// What becomes of one DSL macro invocation.
+enum Site {
+    /// It is canonical as written.
+    Keep,
+    /// Its arguments become these (a hoisted signal was added).
+    Retoken(TokenStream),
+    /// It is wrong: this error replaces it.
+    Error(TokenStream),
+}
+
+impl Canonicalize<'_> {
+    fn site(&mut self, mac: &Macro, kind: DslMacro, bound: bool) -> Site {
+        let result = match kind {
+            DslMacro::Collective(collective) => {
+                parse_call(collective, mac.tokens.clone(), close_span(mac)).map(|call| self.canonical(call))
+            }
+            DslMacro::Window | DslMacro::Signal if !bound => Err(syn::Error::new_spanned(
+                &mac.path,
+                format!("bind a {0} with `let name = {0}!(...)`: the binding names it in messages", kind.name()),
+            )),
+            DslMacro::Window => crate::alloc::check_window(mac).map(|()| Site::Keep),
+            DslMacro::Signal => crate::alloc::check_signal(mac).map(|()| Site::Keep),
+            DslMacro::StageIn | DslMacro::StageOut => crate::alloc::check_stage(kind, mac).map(|()| Site::Keep),
+        };
+        result.unwrap_or_else(|error| {
+            let compile_error = error.to_compile_error();
+            self.errors.push(error);
+            Site::Error(quote! { { #compile_error } })
+        })
+    }
+
+    /// Gives a call site without a signal its hoisted one.
+    fn canonical(&mut self, mut call: CollectiveCall) -> Site {
+        if call.signal.is_some() {
+            return Site::Keep;
+        }
+        let name = self.names.next(call.collective);
+        call.signal = Some(syn::parse_quote!(#name));
+        self.hoisted.push(Hoisted { name, collective: call.collective });
+        Site::Retoken(call_tokens(&call))
+    }
+}
+
+fn dsl_macro(mac: &Macro) -> Option<DslMacro> {
+    DslMacro::from_path(&mac.path)
+}
+
+impl VisitMut for Canonicalize<'_> {
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {
+        // Nested items are not host code.
+    }
+
+    fn visit_local_mut(&mut self, local: &mut Local) {
+        let simple = matches!(&local.pat, Pat::Ident(_))
+            || matches!(&local.pat, Pat::Type(t) if matches!(&*t.pat, Pat::Ident(_)));
+        if let Some(init) = &mut local.init
+            && let Expr::Macro(ExprMacro { mac, .. }) = &mut *init.expr
+            && let Some(kind @ (DslMacro::Window | DslMacro::Signal)) = dsl_macro(mac)
+        {
+            match self.site(&mac.clone(), kind, simple) {
+                Site::Keep => {}
+                Site::Retoken(tokens) => mac.tokens = tokens,
+                Site::Error(error) => *init.expr = Expr::Verbatim(error),
+            }
+            return;
+        }
+        visit_mut::visit_local_mut(self, local);
+    }
+
+    fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
+        if let Stmt::Macro(m) = stmt
+            && let Some(kind) = dsl_macro(&m.mac)
+        {
+            match self.site(&m.mac.clone(), kind, false) {
+                Site::Keep => {}
+                Site::Retoken(tokens) => m.mac.tokens = tokens,
+                Site::Error(error) => *stmt = Stmt::Expr(Expr::Verbatim(error), Some(m.semi_token.unwrap_or_default())),
+            }
+            return;
+        }
+        visit_mut::visit_stmt_mut(self, stmt);
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::Macro(m) = expr
+            && let Some(kind) = dsl_macro(&m.mac)
+        {
+            match self.site(&m.mac.clone(), kind, false) {
+                Site::Keep => {}
+                Site::Retoken(tokens) => m.mac.tokens = tokens,
+                Site::Error(error) => *expr = Expr::Verbatim(error),
+            }
+            return;
+        }
+        visit_mut::visit_expr_mut(self, expr);
+    }
+}
+
+impl ToTokens for Hoisted {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let name = &self.name;
+        tokens.extend(quote! { let #name = signal!(); });
+    }
+}

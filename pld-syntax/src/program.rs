@@ -1,0 +1,86 @@
+//! `#[pld::program]` modules: parsing into a [`Program`].
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Attribute, Ident, Item, ItemMod, Visibility};
+
+use crate::errors::Errors;
+use crate::host::{AutoNames, HostFn, is_attr, parse_host_fn};
+
+/// A `#[pld::program]` module in canonical form.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// The module's attributes, `#[pld::program]` removed.
+    pub attrs: Vec<Attribute>,
+    /// The module's visibility.
+    pub vis: Visibility,
+    /// The module's name.
+    pub ident: Ident,
+    /// Its items in order.
+    pub items: Vec<ProgramItem>,
+}
+
+/// One item of a program.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProgramItem {
+    /// A `#[pld::host]` function.
+    Host(HostFn),
+    /// Anything else (constants, `use`s, helper functions), kept as written.
+    Item(Item),
+}
+
+impl Program {
+    /// The host functions, in order.
+    pub fn hosts(&self) -> impl Iterator<Item = &HostFn> {
+        self.items.iter().filter_map(|item| match item {
+            ProgramItem::Host(host) => Some(host),
+            ProgramItem::Item(_) => None,
+        })
+    }
+}
+
+/// A parsed program and the mistakes found in it. Each mistake is also embedded, as a
+/// `compile_error!`, in place of the construct it concerns, so expanding the program reports
+/// every mistake exactly once and nothing else.
+pub struct Parsed {
+    /// The program.
+    pub program: Program,
+    /// Every mistake, combined; `None` when there is none.
+    pub errors: Option<syn::Error>,
+}
+
+/// Parses `#[pld::program(<attr>)] <item>`. Fails only when `item` is not an inline module.
+pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed> {
+    let module: ItemMod = syn::parse2(item)?;
+    let mut errors = Errors::default();
+    let mut items = Vec::new();
+    if !attr.is_empty() {
+        let error = syn::Error::new_spanned(&attr, "#[pld::program] takes no arguments");
+        items.push(ProgramItem::Item(Item::Verbatim(error.to_compile_error())));
+        errors.push(error);
+    }
+    let Some((_, content)) = module.content else {
+        return Err(syn::Error::new_spanned(
+            module.semi.map(|s| quote!(#s)).unwrap_or_default(),
+            "#[pld::program] needs an inline module: `mod name { ... }`",
+        ));
+    };
+    let mut names = AutoNames::default();
+    for item in content {
+        match item {
+            Item::Fn(func) if func.attrs.iter().any(|a| is_attr(a, "host")) => {
+                match parse_host_fn(func, &mut names, &mut errors) {
+                    Ok(host) => items.push(ProgramItem::Host(host)),
+                    Err(error) => {
+                        // The function is dropped, so its error stands in its place.
+                        items.push(ProgramItem::Item(Item::Verbatim(error.to_compile_error())));
+                        errors.push(error);
+                    }
+                }
+            }
+            other => items.push(ProgramItem::Item(other)),
+        }
+    }
+    let attrs = module.attrs.into_iter().filter(|a| !is_attr(a, "program")).collect();
+    Ok(Parsed { program: Program { attrs, vis: module.vis, ident: module.ident, items }, errors: errors.finish().err() })
+}
