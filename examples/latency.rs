@@ -8,10 +8,7 @@ use std::time::Instant;
 use pld::prelude::*;
 
 fn main() -> pld::Result<()> {
-    let nranks: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(8);
+    let nranks: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(8);
     let iters = 2000;
     let world = World::local(nranks)?;
     let host = world.host()?;
@@ -21,12 +18,8 @@ fn main() -> pld::Result<()> {
     println!("{nranks} ranks on {cpus} cpus, {iters} calls each, queued then synchronised once");
     let calls: [(&str, &dyn Fn() -> pld::Result<()>); 3] = [
         ("barrier", &|| host.barrier(Opts::new().signal(&signal))),
-        ("all_reduce mesh 8 B", &|| {
-            host.all_reduce(&data, AllReduce::mesh().signal(&signal))
-        }),
-        ("all_reduce ring 8 B", &|| {
-            host.all_reduce(&data, AllReduce::ring().signal(&signal))
-        }),
+        ("all_reduce mesh 8 B", &|| host.all_reduce(&data, AllReduce::mesh().signal(&signal))),
+        ("all_reduce ring 8 B", &|| host.all_reduce(&data, AllReduce::ring().signal(&signal))),
     ];
     for (name, call) in calls {
         call()?;

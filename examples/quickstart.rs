@@ -26,13 +26,7 @@ fn main() -> pld::Result<()> {
     let expected: Vec<f32> = (0..SIZE).map(|i| (600 + NRANKS * i) as f32).collect();
     for r in 0..NRANKS {
         let row = outputs.row(r);
-        println!(
-            "rank {r}: [{}, {}, {}, ..., {}]",
-            row[0],
-            row[1],
-            row[2],
-            row[SIZE - 1]
-        );
+        println!("rank {r}: [{}, {}, {}, ..., {}]", row[0], row[1], row[2], row[SIZE - 1]);
         if row != expected.as_slice() {
             eprintln!("rank {r}: wrong result");
             std::process::exit(1);

@@ -30,10 +30,7 @@ macro_rules! with_dtype {
 }
 
 fn all_reduce_case<T: TestElem>(nranks: usize, count: usize, mode: AllReduceMode, op: ReduceOp) {
-    let ctx = format!(
-        "all_reduce {mode:?} {op} {} x{count} on {nranks} ranks",
-        T::DTYPE
-    );
+    let ctx = format!("all_reduce {mode:?} {op} {} x{count} on {nranks} ranks", T::DTYPE);
     let world = World::local(nranks).unwrap();
     let host = world.host().unwrap();
     let data = host.window::<T>("data", [count]).unwrap();
@@ -42,15 +39,10 @@ fn all_reduce_case<T: TestElem>(nranks: usize, count: usize, mode: AllReduceMode
         for r in 0..nranks {
             host.write(&data, r, &inputs::<T>(op, r, k, count)).unwrap();
         }
-        host.all_reduce(&data, AllReduce::mesh().mode(mode).op(op).signal(&signal))
-            .unwrap();
+        host.all_reduce(&data, AllReduce::mesh().mode(mode).op(op).signal(&signal)).unwrap();
         let expected = reduced::<T>(op, nranks, k, count);
         for r in 0..nranks {
-            assert_same(
-                &host.read(&data, r).unwrap(),
-                &expected,
-                &format!("{ctx}, round {k}, rank {r}"),
-            );
+            assert_same(&host.read(&data, r).unwrap(), &expected, &format!("{ctx}, round {k}, rank {r}"));
         }
         assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
     }
@@ -88,8 +80,7 @@ fn ring_takes_any_element_count() {
                 let host = world.host().unwrap();
                 let data = host.window::<i32>("data", [count]).unwrap();
                 for r in 0..nranks {
-                    host.write(&data, r, &inputs::<i32>(op, r, 0, count))
-                        .unwrap();
+                    host.write(&data, r, &inputs::<i32>(op, r, 0, count)).unwrap();
                 }
                 host.all_reduce(&data, AllReduce::ring().op(op)).unwrap();
                 let expected = reduced::<i32>(op, nranks, 0, count);
@@ -110,29 +101,19 @@ fn reduce_scatter_case<T: TestElem>(nranks: usize, row: usize, op: ReduceOp) {
     let signal = host.signal("sig").unwrap();
     for k in 0..ROUNDS {
         for r in 0..nranks {
-            host.write(&data, r, &inputs::<T>(op, r, k, nranks * row))
-                .unwrap();
+            host.write(&data, r, &inputs::<T>(op, r, k, nranks * row)).unwrap();
         }
-        host.reduce_scatter(&data, ReduceScatter::new().op(op).signal(&signal))
-            .unwrap();
+        host.reduce_scatter(&data, ReduceScatter::new().op(op).signal(&signal)).unwrap();
         let expected = reduced::<T>(op, nranks, k, nranks * row);
         for r in 0..nranks {
             let found = host.read(&data, r).unwrap();
             let mine = r * row..(r + 1) * row;
-            assert_same(
-                &found[mine.clone()],
-                &expected[mine.clone()],
-                &format!("{ctx}, round {k}, rank {r}"),
-            );
+            assert_same(&found[mine.clone()], &expected[mine.clone()], &format!("{ctx}, round {k}, rank {r}"));
             // Rows other than the rank's own are left as they were.
             let own = inputs::<T>(op, r, k, nranks * row);
             for p in (0..nranks).filter(|&p| p != r) {
                 let other = p * row..(p + 1) * row;
-                assert_same(
-                    &found[other.clone()],
-                    &own[other],
-                    &format!("{ctx}, round {k}, rank {r}, row {p}"),
-                );
+                assert_same(&found[other.clone()], &own[other], &format!("{ctx}, round {k}, rank {r}, row {p}"));
             }
         }
         assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
@@ -153,28 +134,19 @@ fn reduce_scatter_every_op_and_dtype() {
 }
 
 fn broadcast_case<T: TestElem>(nranks: usize, count: usize, root: usize) {
-    let ctx = format!(
-        "broadcast {} x{count} root {root} on {nranks} ranks",
-        T::DTYPE
-    );
+    let ctx = format!("broadcast {} x{count} root {root} on {nranks} ranks", T::DTYPE);
     let world = World::local(nranks).unwrap();
     let host = world.host().unwrap();
     let data = host.window::<T>("data", [count]).unwrap();
     let signal = host.signal("sig").unwrap();
     for k in 0..ROUNDS {
         for r in 0..nranks {
-            host.write(&data, r, &inputs::<T>(ReduceOp::Sum, r, k, count))
-                .unwrap();
+            host.write(&data, r, &inputs::<T>(ReduceOp::Sum, r, k, count)).unwrap();
         }
-        host.broadcast(&data, Broadcast::root(root as i64).signal(&signal))
-            .unwrap();
+        host.broadcast(&data, Broadcast::root(root as i64).signal(&signal)).unwrap();
         let expected = inputs::<T>(ReduceOp::Sum, root, k, count);
         for r in 0..nranks {
-            assert_same(
-                &host.read(&data, r).unwrap(),
-                &expected,
-                &format!("{ctx}, round {k}, rank {r}"),
-            );
+            assert_same(&host.read(&data, r).unwrap(), &expected, &format!("{ctx}, round {k}, rank {r}"));
         }
         assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
     }
@@ -187,10 +159,7 @@ fn broadcast_from_first_middle_and_last_root() {
         let mut roots = vec![0, nranks / 2, nranks - 1];
         roots.dedup();
         for root in roots {
-            let (dtype, count) = (
-                DType::ALL[j % DType::ALL.len()],
-                COUNTS[j % (COUNTS.len() - 1)],
-            );
+            let (dtype, count) = (DType::ALL[j % DType::ALL.len()], COUNTS[j % (COUNTS.len() - 1)]);
             with_dtype!(dtype, broadcast_case(nranks, count, root));
             j += 1;
         }
@@ -207,21 +176,13 @@ fn all_gather_case<T: TestElem>(nranks: usize, count: usize) {
     let signal = host.signal("sig").unwrap();
     for k in 0..ROUNDS {
         for r in 0..nranks {
-            host.write(&local, r, &inputs::<T>(ReduceOp::Sum, r, k, count))
-                .unwrap();
+            host.write(&local, r, &inputs::<T>(ReduceOp::Sum, r, k, count)).unwrap();
         }
-        host.all_gather(&local, &target, Opts::new().signal(&signal))
-            .unwrap();
-        let expected: Vec<T> = (0..nranks)
-            .flat_map(|p| inputs::<T>(ReduceOp::Sum, p, k, count))
-            .collect();
+        host.all_gather(&local, &target, Opts::new().signal(&signal)).unwrap();
+        let expected: Vec<T> = (0..nranks).flat_map(|p| inputs::<T>(ReduceOp::Sum, p, k, count)).collect();
         for r in 0..nranks {
             // Every gathered row on every rank, not only row 0.
-            assert_same(
-                &host.read(&target, r).unwrap(),
-                &expected,
-                &format!("{ctx}, round {k}, rank {r}"),
-            );
+            assert_same(&host.read(&target, r).unwrap(), &expected, &format!("{ctx}, round {k}, rank {r}"));
         }
         assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
     }
@@ -231,10 +192,7 @@ fn all_gather_case<T: TestElem>(nranks: usize, count: usize) {
 fn all_gather_checks_every_row_on_every_rank() {
     for (j, count) in COUNTS[..COUNTS.len() - 1].iter().enumerate() {
         for (i, nranks) in RANKS.into_iter().enumerate() {
-            with_dtype!(
-                DType::ALL[(i + j) % DType::ALL.len()],
-                all_gather_case(nranks, *count)
-            );
+            with_dtype!(DType::ALL[(i + j) % DType::ALL.len()], all_gather_case(nranks, *count));
         }
     }
     all_gather_case::<f32>(2, 1 << 20);
@@ -249,22 +207,14 @@ fn all_to_all_case<T: TestElem>(nranks: usize, row: usize) {
     let signal = host.signal("sig").unwrap();
     for k in 0..ROUNDS {
         for r in 0..nranks {
-            host.write(&input, r, &inputs::<T>(ReduceOp::Sum, r, k, nranks * row))
-                .unwrap();
+            host.write(&input, r, &inputs::<T>(ReduceOp::Sum, r, k, nranks * row)).unwrap();
         }
-        host.all_to_all(&input, &target, Opts::new().signal(&signal))
-            .unwrap();
+        host.all_to_all(&input, &target, Opts::new().signal(&signal)).unwrap();
         for r in 0..nranks {
             let expected: Vec<T> = (0..nranks)
-                .flat_map(|p| {
-                    inputs::<T>(ReduceOp::Sum, p, k, nranks * row)[r * row..(r + 1) * row].to_vec()
-                })
+                .flat_map(|p| inputs::<T>(ReduceOp::Sum, p, k, nranks * row)[r * row..(r + 1) * row].to_vec())
                 .collect();
-            assert_same(
-                &host.read(&target, r).unwrap(),
-                &expected,
-                &format!("{ctx}, round {k}, rank {r}"),
-            );
+            assert_same(&host.read(&target, r).unwrap(), &expected, &format!("{ctx}, round {k}, rank {r}"));
         }
         assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
     }
@@ -274,10 +224,7 @@ fn all_to_all_case<T: TestElem>(nranks: usize, row: usize) {
 fn all_to_all_every_rank_count() {
     for (j, row) in COUNTS[..COUNTS.len() - 2].iter().enumerate() {
         for (i, nranks) in RANKS.into_iter().enumerate() {
-            with_dtype!(
-                DType::ALL[(i + 3 * j) % DType::ALL.len()],
-                all_to_all_case(nranks, *row)
-            );
+            with_dtype!(DType::ALL[(i + 3 * j) % DType::ALL.len()], all_to_all_case(nranks, *row));
         }
     }
     all_to_all_case::<u8>(2, 1 << 20);
@@ -285,10 +232,7 @@ fn all_to_all_every_rank_count() {
 }
 
 fn all_to_all_v_case<T: TestElem>(nranks: usize, max_rows: usize, row: usize) {
-    let ctx = format!(
-        "all_to_all_v {} max_rows {max_rows} row {row} on {nranks} ranks",
-        T::DTYPE
-    );
+    let ctx = format!("all_to_all_v {} max_rows {max_rows} row {row} on {nranks} ranks", T::DTYPE);
     let world = World::local(nranks).unwrap();
     let host = world.host().unwrap();
     let shape = [nranks * max_rows, row];
@@ -303,37 +247,23 @@ fn all_to_all_v_case<T: TestElem>(nranks: usize, max_rows: usize, row: usize) {
     let block = max_rows * row;
     for k in 0..ROUNDS {
         for r in 0..nranks {
-            host.write(&input, r, &inputs::<T>(ReduceOp::Sum, r, k, nranks * block))
-                .unwrap();
-            host.write(&target, r, &vec![sentinel; nranks * block])
-                .unwrap();
+            host.write(&input, r, &inputs::<T>(ReduceOp::Sum, r, k, nranks * block)).unwrap();
+            host.write(&target, r, &vec![sentinel; nranks * block]).unwrap();
             let counts: Vec<i32> = (0..nranks).map(|d| count(r, d, k) as i32).collect();
             host.write(&send, r, &counts).unwrap();
         }
-        host.all_to_all_v(&input, &target, &send, &recv, Opts::new().signal(&signal))
-            .unwrap();
+        host.all_to_all_v(&input, &target, &send, &recv, Opts::new().signal(&signal)).unwrap();
         for r in 0..nranks {
             let found = host.read(&target, r).unwrap();
             let received = host.read(&recv, r).unwrap();
             for p in 0..nranks {
                 let n = count(p, r, k);
-                assert_eq!(
-                    received[p], n as i32,
-                    "{ctx}, round {k}: recv_counts[{p}] on rank {r}"
-                );
-                let sent = &inputs::<T>(ReduceOp::Sum, p, k, nranks * block)
-                    [r * block..r * block + n * row];
+                assert_eq!(received[p], n as i32, "{ctx}, round {k}: recv_counts[{p}] on rank {r}");
+                let sent = &inputs::<T>(ReduceOp::Sum, p, k, nranks * block)[r * block..r * block + n * row];
                 let got = &found[p * block..(p + 1) * block];
-                assert_same(
-                    &got[..n * row],
-                    sent,
-                    &format!("{ctx}, round {k}, rank {r}, block {p}"),
-                );
+                assert_same(&got[..n * row], sent, &format!("{ctx}, round {k}, rank {r}, block {p}"));
                 // Only the counted rows move: the rest of the block is untouched.
-                assert!(
-                    got[n * row..].iter().all(|&x| x == sentinel),
-                    "{ctx}, round {k}: rows past the count moved"
-                );
+                assert!(got[n * row..].iter().all(|&x| x == sentinel), "{ctx}, round {k}: rows past the count moved");
             }
         }
         assert_signal_clear(&host, &signal, &format!("{ctx}, round {k}"));
@@ -344,10 +274,7 @@ fn all_to_all_v_case<T: TestElem>(nranks: usize, max_rows: usize, row: usize) {
 fn all_to_all_v_moves_only_the_counted_rows() {
     for (i, nranks) in RANKS.into_iter().enumerate() {
         for (j, row) in [1, 7, 257].into_iter().enumerate() {
-            with_dtype!(
-                DType::ALL[(i + j) % DType::ALL.len()],
-                all_to_all_v_case(nranks, 3, row)
-            );
+            with_dtype!(DType::ALL[(i + j) % DType::ALL.len()], all_to_all_v_case(nranks, 3, row));
         }
     }
     all_to_all_v_case::<f32>(4, 4, 4097);
@@ -361,11 +288,7 @@ fn barrier_rounds_leave_the_signal_clear() {
         let signal = host.signal("sig").unwrap();
         for k in 0..ROUNDS {
             host.barrier(Opts::new().signal(&signal)).unwrap();
-            assert_signal_clear(
-                &host,
-                &signal,
-                &format!("barrier on {nranks} ranks, round {k}"),
-            );
+            assert_signal_clear(&host, &signal, &format!("barrier on {nranks} ranks, round {k}"));
         }
         // Many barriers queued back to back, synchronised once.
         for _ in 0..50 {
@@ -391,41 +314,22 @@ fn one_signal_serves_every_collective_back_to_back() {
         host.write(&local, r, &[10.0 * r as f32; 33]).unwrap();
     }
     for round in 0..ROUNDS {
-        host.all_reduce(&data, AllReduce::ring().signal(&signal))
-            .unwrap(); // every element 6 * 4^round
+        host.all_reduce(&data, AllReduce::ring().signal(&signal)).unwrap(); // every element 6 * 4^round
         host.barrier(Opts::new().signal(&signal)).unwrap();
-        host.all_reduce(&data, AllReduce::mesh().op(ReduceOp::Max).signal(&signal))
-            .unwrap();
-        host.broadcast(&data, Broadcast::root(3).signal(&signal))
-            .unwrap();
-        host.all_to_all(&data, &other, Opts::new().signal(&signal))
-            .unwrap();
-        host.all_gather(&local, &data, Opts::new().signal(&signal))
-            .unwrap();
-        host.reduce_scatter(&other, ReduceScatter::new().signal(&signal))
-            .unwrap();
+        host.all_reduce(&data, AllReduce::mesh().op(ReduceOp::Max).signal(&signal)).unwrap();
+        host.broadcast(&data, Broadcast::root(3).signal(&signal)).unwrap();
+        host.all_to_all(&data, &other, Opts::new().signal(&signal)).unwrap();
+        host.all_gather(&local, &data, Opts::new().signal(&signal)).unwrap();
+        host.reduce_scatter(&other, ReduceScatter::new().signal(&signal)).unwrap();
         let expected_other = 4.0 * 6.0 * 4f32.powi(round as i32);
         for r in 0..nranks {
             let gathered = host.read(&data, r).unwrap();
-            assert!((0..nranks).all(|p| {
-                gathered[p * 33..(p + 1) * 33]
-                    .iter()
-                    .all(|&x| x == 10.0 * p as f32)
-            }));
-            assert_eq!(
-                host.read(&other, r).unwrap()[r * 33],
-                expected_other,
-                "round {round}, rank {r}"
-            );
+            assert!((0..nranks).all(|p| { gathered[p * 33..(p + 1) * 33].iter().all(|&x| x == 10.0 * p as f32) }));
+            assert_eq!(host.read(&other, r).unwrap()[r * 33], expected_other, "round {round}, rank {r}");
         }
         assert_signal_clear(&host, &signal, &format!("mixed round {round}"));
         for r in 0..nranks {
-            host.write(
-                &data,
-                r,
-                &vec![(r as f32) * 4f32.powi(round as i32 + 1); nranks * 33],
-            )
-            .unwrap();
+            host.write(&data, r, &vec![(r as f32) * 4f32.powi(round as i32 + 1); nranks * 33]).unwrap();
         }
     }
 }
@@ -444,20 +348,12 @@ fn a_loop_of_calls_does_not_grow_memory() {
         for r in 0..nranks {
             host.write(&data, r, &vec![(r + it) as i64; 1000]).unwrap();
         }
-        host.all_reduce(&data, AllReduce::ring().op(ReduceOp::Max))
-            .unwrap();
+        host.all_reduce(&data, AllReduce::ring().op(ReduceOp::Max)).unwrap();
         host.barrier(Opts::new()).unwrap();
         if it % 25 == 0 {
-            assert_eq!(
-                host.read(&data, it % nranks).unwrap(),
-                vec![(nranks - 1 + it) as i64; 1000]
-            );
+            assert_eq!(host.read(&data, it % nranks).unwrap(), vec![(nranks - 1 + it) as i64; 1000]);
         }
     }
     host.sync().unwrap();
-    assert_eq!(
-        world.live_window_bytes(),
-        before,
-        "per-call signals must be freed"
-    );
+    assert_eq!(world.live_window_bytes(), before, "per-call signals must be freed");
 }

@@ -34,40 +34,17 @@ fn the_same_window_as_input_and_target() {
     let host = world.host().unwrap();
     let w = host.window::<f32>("w", [2, 8]).unwrap();
     let err = host.all_to_all(&w, &w, Opts::new()).unwrap_err();
-    let Error::AliasedWindows {
-        buffer,
-        first,
-        second,
-        call,
-    } = &err
-    else {
-        panic!("{err}")
-    };
+    let Error::AliasedWindows { buffer, first, second, call } = &err else { panic!("{err}") };
     assert_eq!((buffer.as_str(), *first, *second), ("w", "input", "target"));
-    assert!(
-        call.starts_with("all_to_all(dtype = f32) at tests/errors.rs:"),
-        "{call}"
-    );
+    assert!(call.starts_with("all_to_all(dtype = f32) at tests/errors.rs:"), "{call}");
 
     let row = host.window::<f32>("row", [8]).unwrap();
     let view_of_w = host.alloc("other", 64).unwrap().view::<f32>([16]).unwrap();
     assert!(host.all_gather(&row, &view_of_w, Opts::new()).is_ok());
     // A target used as its own signal is aliasing too.
     let sig_like = host.window::<i32>("s", [2]).unwrap();
-    let err = host
-        .all_reduce(&sig_like, AllReduce::mesh().signal(&sig_like))
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::AliasedWindows {
-                first: "target",
-                second: "signal",
-                ..
-            }
-        ),
-        "{err}"
-    );
+    let err = host.all_reduce(&sig_like, AllReduce::mesh().signal(&sig_like)).unwrap_err();
+    assert!(matches!(err, Error::AliasedWindows { first: "target", second: "signal", .. }), "{err}");
     host.sync().unwrap();
 }
 
@@ -77,9 +54,7 @@ fn a_signal_of_the_wrong_shape_or_dtype() {
     let host = world.host().unwrap();
     let data = host.window::<f32>("data", [64]).unwrap();
     let short = host.window::<i32>("short", [3]).unwrap();
-    let err = host
-        .all_reduce(&data, AllReduce::ring().signal(&short))
-        .unwrap_err();
+    let err = host.all_reduce(&data, AllReduce::ring().signal(&short)).unwrap_err();
     assert_eq!(
         err,
         Error::BadOperand {
@@ -92,14 +67,8 @@ fn a_signal_of_the_wrong_shape_or_dtype() {
     );
     let floats = host.window::<f32>("floats", [4]).unwrap();
     let err = host.barrier(Opts::new().signal(&floats)).unwrap_err();
-    assert!(
-        matches!(&err, Error::BadOperand { role: "signal", found, .. } if found == "f32 [4]"),
-        "{err}"
-    );
-    assert!(
-        err.to_string().contains("barrier() at tests/errors.rs:"),
-        "{err}"
-    );
+    assert!(matches!(&err, Error::BadOperand { role: "signal", found, .. } if found == "f32 [4]"), "{err}");
+    assert!(err.to_string().contains("barrier() at tests/errors.rs:"), "{err}");
 }
 
 fn err_call(err: &Error) -> String {
@@ -118,16 +87,10 @@ fn a2av_with_counts(counts_on_rank_1: Vec<i32>) -> Error {
     let recv = host.window::<i32>("recv_counts", [3]).unwrap();
     let signal = host.signal("sig").unwrap();
     for r in 0..3 {
-        let counts = if r == 1 {
-            counts_on_rank_1.clone()
-        } else {
-            vec![1, 2, 0]
-        };
+        let counts = if r == 1 { counts_on_rank_1.clone() } else { vec![1, 2, 0] };
         host.write(&send, r, &counts).unwrap();
     }
-    let err = host
-        .all_to_all_v(&input, &target, &send, &recv, Opts::new().signal(&signal))
-        .map(|_| host.sync());
+    let err = host.all_to_all_v(&input, &target, &send, &recv, Opts::new().signal(&signal)).map(|_| host.sync());
     let err = match err {
         Ok(Err(e)) | Err(e) => e,
         Ok(Ok(())) => panic!("bad counts accepted"),
@@ -136,8 +99,7 @@ fn a2av_with_counts(counts_on_rank_1: Vec<i32>) -> Error {
     for r in 0..3 {
         host.write(&send, r, &[1, 1, 1]).unwrap();
     }
-    host.all_to_all_v(&input, &target, &send, &recv, Opts::new().signal(&signal))
-        .unwrap();
+    host.all_to_all_v(&input, &target, &send, &recv, Opts::new().signal(&signal)).unwrap();
     assert_eq!(host.read(&recv, 2).unwrap(), vec![1, 1, 1]);
     common::assert_signal_clear(&host, &signal, "after a failed all_to_all_v");
     err
@@ -146,39 +108,14 @@ fn a2av_with_counts(counts_on_rank_1: Vec<i32>) -> Error {
 #[test]
 fn all_to_all_v_with_a_negative_count() {
     let err = a2av_with_counts(vec![1, -1, 0]);
-    let Error::InvalidCount {
-        rank,
-        buffer,
-        peer,
-        value,
-        capacity,
-        ..
-    } = &err
-    else {
-        panic!("{err}")
-    };
-    assert_eq!(
-        (*rank, buffer.as_str(), *peer, *value, *capacity),
-        (1, "send_counts", 1, -1, 2)
-    );
+    let Error::InvalidCount { rank, buffer, peer, value, capacity, .. } = &err else { panic!("{err}") };
+    assert_eq!((*rank, buffer.as_str(), *peer, *value, *capacity), (1, "send_counts", 1, -1, 2));
 }
 
 #[test]
 fn all_to_all_v_with_a_count_above_capacity() {
     let err = a2av_with_counts(vec![0, 0, 3]);
-    assert!(
-        matches!(
-            err,
-            Error::InvalidCount {
-                rank: 1,
-                peer: 2,
-                value: 3,
-                capacity: 2,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, Error::InvalidCount { rank: 1, peer: 2, value: 3, capacity: 2, .. }), "{err}");
     assert!(err.to_string().contains("outside 0..=2"), "{err}");
 }
 
@@ -189,10 +126,7 @@ fn a_root_out_of_range() {
     let data = host.window::<u8>("data", [10]).unwrap();
     for root in [-1, 4, 100] {
         let err = host.broadcast(&data, Broadcast::root(root)).unwrap_err();
-        assert!(
-            matches!(err, Error::RootOutOfRange { root: r, nranks: 4, .. } if r == root),
-            "{err}"
-        );
+        assert!(matches!(err, Error::RootOutOfRange { root: r, nranks: 4, .. } if r == root), "{err}");
     }
 }
 
@@ -201,20 +135,8 @@ fn a_declared_rank_count_that_is_not_the_worlds() {
     let world = World::local(4).unwrap();
     let host = world.host().unwrap();
     let data = host.window::<f32>("data", [10]).unwrap();
-    let err = host
-        .all_reduce(&data, AllReduce::ring().nranks(3))
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::NranksMismatch {
-                declared: 3,
-                world: 4,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    let err = host.all_reduce(&data, AllReduce::ring().nranks(3)).unwrap_err();
+    assert!(matches!(err, Error::NranksMismatch { declared: 3, world: 4, .. }), "{err}");
 }
 
 #[test]
@@ -224,56 +146,23 @@ fn operands_of_the_wrong_size() {
     let local = host.window::<f32>("local", [8]).unwrap();
     let target = host.window::<f32>("target", [3, 8]).unwrap();
     let err = host.all_gather(&local, &target, Opts::new()).unwrap_err();
-    assert!(
-        matches!(&err, Error::BadOperand { role: "target", buffer, .. } if buffer == "target"),
-        "{err}"
-    );
+    assert!(matches!(&err, Error::BadOperand { role: "target", buffer, .. } if buffer == "target"), "{err}");
     let err = host.write(&local, 0, &[1.0; 7]).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::StagingSize {
-                expected: 8,
-                found: 7,
-                rank: 0,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, Error::StagingSize { expected: 8, found: 7, rank: 0, .. }), "{err}");
     let err = host.write(&local, 4, &[1.0; 8]).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::RankOutOfRange {
-                rank: 4,
-                nranks: 4,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, Error::RankOutOfRange { rank: 4, nranks: 4, .. }), "{err}");
 }
 
 #[test]
 fn windows_beyond_the_heap_and_a_second_host() {
-    assert!(matches!(
-        World::local(0),
-        Err(Error::NoRanks { requested: 0 })
-    ));
+    assert!(matches!(World::local(0), Err(Error::NoRanks { requested: 0 })));
     let world = World::builder(2).window_bytes(1 << 20).local().unwrap();
     let host = world.host().unwrap();
     assert!(matches!(world.host(), Err(Error::WorldBusy)));
     let err = host.window::<f64>("big", [1 << 18]).unwrap_err();
-    assert!(
-        matches!(&err, Error::OutOfWindowMemory { name, requested: 2097152, .. } if name == "big"),
-        "{err}"
-    );
+    assert!(matches!(&err, Error::OutOfWindowMemory { name, requested: 2097152, .. } if name == "big"), "{err}");
     drop(host);
-    assert!(
-        world.host().is_ok(),
-        "the world is free again once the scope ends"
-    );
+    assert!(world.host().is_ok(), "the world is free again once the scope ends");
 }
 
 /// Test kernels written against the device ABI, compiled once here with pld-backend.
@@ -312,11 +201,9 @@ int32_t fail_on(pld_ctx *c, const void *args) {
 "#;
     let dir = std::env::temp_dir().join(format!("pld-test-kernels-{}", std::process::id()));
     let source = pld_backend::DeviceSource::new(SOURCE.into());
-    let artifact = pld_backend::DeviceCompiler::new()
-        .opt_level(1)
-        .compile(&source, &dir, "test_kernels")
-        .unwrap();
-    let binary = DeviceBinary::open(&artifact.path, Some(source.hash())).unwrap();
+    let artifact = pld_backend::DeviceCompiler::new().opt_level(1).compile(&source, &dir, "test_kernels").unwrap();
+    // SAFETY: built just above by pld-backend.
+    let binary = unsafe { DeviceBinary::open(&artifact.path, Some(source.hash())) }.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     Arc::new(binary)
 }
@@ -331,42 +218,22 @@ fn a_kernel_that_never_notifies_times_out_with_a_diagnosis() {
     let signal = host.signal("sig").unwrap();
     let started = Instant::now();
     for r in 0..4 {
-        host.launch(&kernel, r, &[signal.offset() as u64, 2])
-            .unwrap();
+        // SAFETY: the kernel takes [signal offset, rank]; the signal is live.
+        unsafe { host.launch(&kernel, r, &[signal.offset() as u64, 2]) }.unwrap();
     }
     let err = host.sync().unwrap_err();
     let elapsed = started.elapsed();
-    let Error::Timeout {
-        rank,
-        signal: name,
-        cell,
-        cmp,
-        expected,
-        observed,
-        missing,
-        timeout_ms,
-        call,
-    } = &err
-    else {
+    let Error::Timeout { rank, signal: name, cell, cmp, expected, observed, missing, timeout_ms, call } = &err else {
         panic!("{err}")
     };
     assert_ne!(*rank, 2, "rank 2 was credited by everyone and finished");
-    assert_eq!(
-        (name.as_str(), *cell, *cmp, *expected, *observed),
-        ("sig", 2, WaitCmp::Ge, 1, 0)
-    );
+    assert_eq!((name.as_str(), *cell, *cmp, *expected, *observed), ("sig", 2, WaitCmp::Ge, 1, 0));
     assert_eq!(missing, &vec![2]);
     assert_eq!(*timeout_ms, 300);
     assert!(call.contains("barrier_without"), "{call}");
-    assert!(
-        elapsed >= timeout && elapsed < timeout * 20,
-        "took {elapsed:?}"
-    );
+    assert!(elapsed >= timeout && elapsed < timeout * 20, "took {elapsed:?}");
     let message = err.to_string();
-    assert!(
-        message.contains("peers that never arrived: [2]"),
-        "{message}"
-    );
+    assert!(message.contains("peers that never arrived: [2]"), "{message}");
 
     // The world is usable afterwards.
     let fresh = host.signal("fresh").unwrap();
@@ -378,57 +245,58 @@ fn a_kernel_that_never_notifies_times_out_with_a_diagnosis() {
 fn a_kernel_that_fails_on_one_rank_fails_the_call_everywhere() {
     let kernels = test_kernels();
     let kernel = Kernel::new(&kernels, "fail_on").unwrap();
-    let world = World::builder(4)
-        .timeout(Duration::from_secs(60))
-        .local()
-        .unwrap();
+    let world = World::builder(4).timeout(Duration::from_secs(60)).local().unwrap();
     let host = world.host().unwrap();
     let signal = host.signal("sig").unwrap();
     let started = Instant::now();
     for r in 0..4 {
-        host.launch(&kernel, r, &[signal.offset() as u64, 1])
-            .unwrap();
+        // SAFETY: the kernel takes [signal offset, rank]; the signal is live.
+        unsafe { host.launch(&kernel, r, &[signal.offset() as u64, 1]) }.unwrap();
     }
     // Work queued behind the failure is skipped, not run against a broken protocol.
     host.barrier(Opts::new()).unwrap();
     let err = host.sync().unwrap_err();
-    assert!(
-        matches!(&err, Error::KernelFailed { rank: 1, call, .. } if call.contains("fail_on")),
-        "{err}"
-    );
+    assert!(matches!(&err, Error::KernelFailed { rank: 1, call, .. } if call.contains("fail_on")), "{err}");
     assert_eq!(err.rank(), Some(1));
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the other ranks were left waiting"
-    );
+    assert!(started.elapsed() < Duration::from_secs(30), "the other ranks were left waiting");
     let fresh = host.signal("fresh").unwrap();
     host.barrier(Opts::new().signal(&fresh)).unwrap();
     host.sync().unwrap();
 }
 
 #[test]
+#[allow(clippy::undocumented_unsafe_blocks)] // pld-backend binaries, or a file that is none and is refused
 fn a_stale_or_foreign_binary_is_refused() {
     let dir = std::env::temp_dir().join(format!("pld-stale-{}", std::process::id()));
-    let source = pld_backend::DeviceSource::new(
-        "int32_t k(pld_ctx *c, const void *a) { (void)c; (void)a; return 0; }".into(),
-    );
-    let artifact = pld_backend::DeviceCompiler::new()
-        .opt_level(0)
-        .compile(&source, &dir, "stale")
-        .unwrap();
-    let err = DeviceBinary::open(&artifact.path, Some("fnv1a64:0000000000000000")).unwrap_err();
-    assert!(
-        err.to_string().contains("stale binary") && err.to_string().contains("cargo build"),
-        "{err}"
-    );
-    let binary = Arc::new(DeviceBinary::open(&artifact.path, None).unwrap());
-    assert!(
-        Kernel::new(&binary, "nope")
-            .unwrap_err()
-            .to_string()
-            .contains("has no kernel `nope`")
-    );
-    let err = DeviceBinary::open(&dir.join("stale.c"), None).unwrap_err();
+    let source =
+        pld_backend::DeviceSource::new("int32_t k(pld_ctx *c, const void *a) { (void)c; (void)a; return 0; }".into());
+    let artifact = pld_backend::DeviceCompiler::new().opt_level(0).compile(&source, &dir, "stale").unwrap();
+    let err = unsafe { DeviceBinary::open(&artifact.path, Some("fnv1a64:0000000000000000")) }.unwrap_err();
+    assert!(err.to_string().contains("stale binary") && err.to_string().contains("cargo build"), "{err}");
+    let binary = Arc::new(unsafe { DeviceBinary::open(&artifact.path, None) }.unwrap());
+    assert!(Kernel::new(&binary, "nope").unwrap_err().to_string().contains("has no kernel `nope`"));
+    let err = unsafe { DeviceBinary::open(&dir.join("stale.c"), None) }.unwrap_err();
     assert!(matches!(err, Error::DeviceBinary { .. }), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn absurd_sizes_and_foreign_windows_are_errors_not_crashes() {
+    let world = World::builder(2).window_bytes(1 << 20).local().unwrap();
+    let host = world.host().unwrap();
+    assert!(matches!(host.alloc("huge", usize::MAX), Err(Error::OutOfWindowMemory { .. })));
+    assert!(matches!(host.window::<f64>("huge", [usize::MAX, 2]), Err(Error::OutOfWindowMemory { .. })));
+    let other = World::local(2).unwrap();
+    let other_host = other.host().unwrap();
+    let foreign = other_host.window::<f32>("foreign", [4]).unwrap();
+    let err = host.write(&foreign, 0, &[0.0; 4]).unwrap_err();
+    assert!(matches!(&err, Error::BadOperand { found, .. } if found == "a window of another world"), "{err}");
+    assert!(host.read(&foreign, 0).is_err());
+    // An empty all_to_all_v is fine, not a division by zero.
+    let input = host.window::<f32>("input", [0, 3]).unwrap();
+    let target = host.window::<f32>("target", [0, 3]).unwrap();
+    let send = host.window::<i32>("send", [2]).unwrap();
+    let recv = host.window::<i32>("recv", [2]).unwrap();
+    host.all_to_all_v(&input, &target, &send, &recv, Opts::new()).unwrap();
+    host.sync().unwrap();
 }

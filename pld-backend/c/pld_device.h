@@ -141,7 +141,8 @@ static inline uint8_t *pld_peer_ptr(const pld_ctx *c, int32_t peer, uint64_t off
 /* notify: set or atomically add value into the cell at cell_off of peer's window. */
 static inline int32_t pld_notify(pld_ctx *c, int32_t peer, uint64_t cell_off, int32_t value,
                                  int32_t op) {
-    if (peer < 0 || peer >= c->nranks || !pld_in_window(c, cell_off, 4)) return PLD_OUT_OF_BOUNDS;
+    if (peer < 0 || peer >= c->nranks || cell_off % 4 != 0 || !pld_in_window(c, cell_off, 4))
+        return PLD_OUT_OF_BOUNDS;
     uint8_t *base = c->peer_bases[peer];
     if (!base) return c->ops->accumulate(c->ops->data, peer, cell_off, value, op);
     int32_t *cell = (int32_t *)(base + cell_off);
@@ -166,7 +167,7 @@ static inline int pld_cmp_holds(int32_t value, int32_t expected, int32_t cmp) {
  * signal row this cell belongs to, for the missing-peer report on timeout. */
 static inline int32_t pld_wait_in_row(pld_ctx *c, uint64_t cell_off, int32_t expected,
                                       int32_t cmp, uint64_t row_off, int32_t row_len) {
-    if (!pld_in_window(c, cell_off, 4)) return PLD_OUT_OF_BOUNDS;
+    if (cell_off % 4 != 0 || !pld_in_window(c, cell_off, 4)) return PLD_OUT_OF_BOUNDS;
     int32_t *cell = (int32_t *)(c->local_base + cell_off);
     int32_t v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
     if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
@@ -248,18 +249,14 @@ static inline int32_t pld_remote_load(pld_ctx *c, int32_t peer, uint64_t off, ui
 
 /* remote_store: write a tile into peer's window; with PLD_NOTIFY_ADD it adds int32 elements
  * atomically instead (the atomic flavour is defined for int32 tiles, which is what protocols
- * built from primitives accumulate). */
+ * built from primitives accumulate), waking the peer as notify does. */
 static inline int32_t pld_remote_store(pld_ctx *c, int32_t peer, uint64_t off, const void *src,
                                        uint64_t bytes, int32_t op) {
     if (op == PLD_NOTIFY_SET) return pld_put(c, peer, off, src, bytes);
     if (bytes % 4 != 0) return PLD_UNSUPPORTED;
     const int32_t *values = (const int32_t *)src;
     for (uint64_t i = 0; i < bytes / 4; ++i)
-        PLD_TRY(c->peer_bases[peer]
-                    ? (__atomic_fetch_add((int32_t *)(c->peer_bases[peer] + off) + i, values[i],
-                                          __ATOMIC_SEQ_CST),
-                       PLD_OK)
-                    : c->ops->accumulate(c->ops->data, peer, off + 4 * i, values[i], op));
+        PLD_TRY(pld_notify(c, peer, off + 4 * i, values[i], PLD_NOTIFY_ADD));
     return PLD_OK;
 }
 
@@ -280,7 +277,14 @@ static inline int32_t pld_credit(pld_ctx *c, const pld_coll_args *a, int32_t pee
     return pld_notify(c, peer, pld_cell(a, c->rank), 1, PLD_NOTIFY_ADD);
 }
 
+/* Wait for one partner; a timeout reports that partner's cell alone. */
 static inline int32_t pld_await(pld_ctx *c, const pld_coll_args *a, int32_t peer, int32_t round) {
+    return pld_wait_in_row(c, pld_cell(a, peer), round, PLD_WAIT_GE, pld_cell(a, peer), 1);
+}
+
+/* Wait for one peer in a round with every peer; a timeout reports every peer still short. */
+static inline int32_t pld_await_in_round(pld_ctx *c, const pld_coll_args *a, int32_t peer,
+                                         int32_t round) {
     return pld_wait_in_row(c, pld_cell(a, peer), round, PLD_WAIT_GE, a->signal_off, c->nranks);
 }
 
@@ -291,7 +295,8 @@ static inline int32_t pld_settle(pld_ctx *c, const pld_coll_args *a, int32_t pee
 /* One round with every peer. */
 static inline int32_t pld_round_all(pld_ctx *c, const pld_coll_args *a, int32_t round) {
     for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_credit(c, a, (c->rank + i) % c->nranks));
-    for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_await(c, a, (c->rank + i) % c->nranks, round));
+    for (int32_t i = 1; i < c->nranks; ++i)
+        PLD_TRY(pld_await_in_round(c, a, (c->rank + i) % c->nranks, round));
     return PLD_OK;
 }
 

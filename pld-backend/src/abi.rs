@@ -14,9 +14,7 @@ pub(crate) fn identity_definitions(content_hash: &str) -> String {
     let mut c = String::new();
     c.push_str("const uint32_t pld_abi_version = PLD_ABI_VERSION;\n");
     let _ = writeln!(c, "const char pld_content_hash[] = \"{content_hash}\";");
-    c.push_str(
-        "uint32_t pld_abi_layout(uint64_t *out, uint32_t cap) {\n    const uint64_t v[] = {\n",
-    );
+    c.push_str("uint32_t pld_abi_layout(uint64_t *out, uint32_t cap) {\n    const uint64_t v[] = {\n");
     for (strukt, field) in AbiLayout::FIELDS {
         if field.is_empty() {
             let _ = writeln!(c, "        sizeof({strukt}),");

@@ -61,6 +61,9 @@ fn combine(op: ReduceOp, dtype: DType, a: &str, b: &str) -> String {
         }
         (ReduceOp::Sum, None) => format!("{a} + {b}"),
         (ReduceOp::Prod, None) => format!("{a} * {b}"),
+        // `a != a` is NaN: a NaN on either side wins, whatever the order of reduction.
+        (ReduceOp::Max, _) if dtype.is_float() => format!("(({a} > {b} || {a} != {a}) ? {a} : {b})"),
+        (ReduceOp::Min, _) if dtype.is_float() => format!("(({a} < {b} || {a} != {a}) ? {a} : {b})"),
         (ReduceOp::Max, _) => format!("({a} > {b} ? {a} : {b})"),
         (ReduceOp::Min, _) => format!("({a} < {b} ? {a} : {b})"),
     }
@@ -85,10 +88,7 @@ fn reduce_helper(op: ReduceOp, dtype: DType) -> String {
                 combine(op, DType::F32, "a", "b")
             )
         }
-        _ => format!(
-            "        {ty} a = acc[i], b = src[i];\n        acc[i] = {};\n",
-            combine(op, dtype, "a", "b")
-        ),
+        _ => format!("        {ty} a = acc[i], b = src[i];\n        acc[i] = {};\n", combine(op, dtype, "a", "b")),
     };
     format!(
         "static void {name}({ty} *restrict acc, const {ty} *restrict src, uint64_t n) {{\n    \
@@ -112,10 +112,7 @@ fn kernel(variant: KernelVariant) -> String {
     };
     let mut c = String::new();
     let _ = writeln!(c, "int32_t {symbol}(pld_ctx *c, const void *args) {{");
-    let _ = writeln!(
-        c,
-        "    const pld_coll_args *a = (const pld_coll_args *)args;"
-    );
+    let _ = writeln!(c, "    const pld_coll_args *a = (const pld_coll_args *)args;");
     c.push_str(&body);
     c.push_str("}\n\n");
     c
@@ -245,7 +242,7 @@ const BROADCAST: &str = r#"    const int32_t root = a->root;
     if (!pld_in_window(c, a->target_off, a->count)) return PLD_OUT_OF_BOUNDS;
     if (c->rank == root) {
         for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_credit(c, a, (root + i) % c->nranks));
-        for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_await(c, a, (root + i) % c->nranks, 1));
+        for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_await_in_round(c, a, (root + i) % c->nranks, 1));
         return pld_settle_all(c, a, 1);
     }
     PLD_TRY(pld_await(c, a, root, 1));

@@ -25,10 +25,7 @@ pub struct DeviceCompiler {
 
 impl Default for DeviceCompiler {
     fn default() -> Self {
-        DeviceCompiler {
-            opt_level: 3,
-            warnings_as_errors: true,
-        }
+        DeviceCompiler { opt_level: 3, warnings_as_errors: true }
     }
 }
 
@@ -52,46 +49,26 @@ impl DeviceCompiler {
 
     /// Writes `source` as `<out_dir>/<name>.c` beside the ABI header and compiles it into
     /// `<out_dir>/lib<name>.so`.
-    pub fn compile(
-        &self,
-        source: &DeviceSource,
-        out_dir: &Path,
-        name: &str,
-    ) -> Result<DeviceArtifact, BackendError> {
+    pub fn compile(&self, source: &DeviceSource, out_dir: &Path, name: &str) -> Result<DeviceArtifact, BackendError> {
         let write = |path: PathBuf, text: &str| {
-            std::fs::write(&path, text).map_err(|source| BackendError::Write {
-                path: path.clone(),
-                source,
-            })
+            std::fs::write(&path, text).map_err(|source| BackendError::Write { path: path.clone(), source })
         };
-        std::fs::create_dir_all(out_dir).map_err(|source| BackendError::Write {
-            path: out_dir.to_path_buf(),
-            source,
-        })?;
+        std::fs::create_dir_all(out_dir)
+            .map_err(|source| BackendError::Write { path: out_dir.to_path_buf(), source })?;
         write(out_dir.join(HEADER_NAME), HEADER)?;
         let c_file = out_dir.join(format!("{name}.c"));
         write(c_file.clone(), &source.to_c())?;
         let so = out_dir.join(format!("lib{name}.so"));
 
         let mut cmd = self.command()?;
-        cmd.args([
-            "-std=gnu11",
-            "-shared",
-            "-fPIC",
-            "-Wall",
-            "-Wno-unused-function",
-        ]);
+        cmd.args(["-std=gnu11", "-shared", "-fPIC", "-Wall", "-Wno-unused-function"]);
         if self.warnings_as_errors {
             cmd.arg("-Werror");
         }
-        cmd.arg(format!("-O{}", self.opt_level))
-            .arg("-I")
-            .arg(out_dir);
+        cmd.arg(format!("-O{}", self.opt_level)).arg("-I").arg(out_dir);
         cmd.arg("-o").arg(&so).arg(&c_file);
         let compiler = format!("{:?}", cmd.get_program());
-        let output = cmd
-            .output()
-            .map_err(|source| BackendError::Spawn { compiler, source })?;
+        let output = cmd.output().map_err(|source| BackendError::Spawn { compiler, source })?;
         if !output.status.success() {
             return Err(BackendError::Compile {
                 source_file: c_file,
@@ -99,11 +76,7 @@ impl DeviceCompiler {
                 stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
             });
         }
-        Ok(DeviceArtifact {
-            path: so,
-            hash: source.hash().to_owned(),
-            c_file,
-        })
+        Ok(DeviceArtifact { path: so, hash: source.hash().to_owned(), c_file })
     }
 
     /// The compiler command from `cc`, usable both inside a build script (where cargo sets

@@ -13,10 +13,7 @@ impl DeviceSource {
     /// Wraps generated kernel code. The content hash covers the code and the ABI header, so a
     /// binary built from other code or against another header is told apart at load.
     pub fn new(body: String) -> DeviceSource {
-        let hash = format!(
-            "fnv1a64:{:016x}",
-            fnv1a64(&[HEADER.as_bytes(), body.as_bytes()])
-        );
+        let hash = format!("fnv1a64:{:016x}", fnv1a64(&[HEADER.as_bytes(), body.as_bytes()]));
         DeviceSource { body, hash }
     }
 

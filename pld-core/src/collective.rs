@@ -5,9 +5,7 @@
 use std::panic::Location;
 use std::sync::Arc;
 
-use pld_model::{
-    AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, ReduceOp, TILE_BYTES,
-};
+use pld_model::{AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, ReduceOp, TILE_BYTES};
 
 use crate::device::abi::CollArgs;
 use crate::device::builtins;
@@ -56,10 +54,7 @@ impl AllReduce {
 
     /// Ring mode with `op = sum`.
     pub fn ring() -> AllReduce {
-        AllReduce {
-            mode: AllReduceMode::Ring,
-            ..AllReduce::default()
-        }
+        AllReduce { mode: AllReduceMode::Ring, ..AllReduce::default() }
     }
 
     /// Sets the mode.
@@ -107,10 +102,7 @@ pub struct Broadcast {
 impl Broadcast {
     /// Broadcast from `root`.
     pub fn root(root: i64) -> Broadcast {
-        Broadcast {
-            root,
-            common: Common::default(),
-        }
+        Broadcast { root, common: Common::default() }
     }
 }
 common_setters!(Broadcast);
@@ -147,25 +139,15 @@ impl Host<'_> {
         common: Common,
         operands: Vec<(&'static str, Operand)>,
     ) -> Result<Plan> {
-        let call = format!(
-            "{call} at {}:{}:{}",
-            location.file(),
-            location.line(),
-            location.column()
-        );
+        let call = format!("{call} at {}:{}:{}", location.file(), location.line(), location.column());
         let nranks = self.nranks();
         if let Some(declared) = common.nranks
             && declared != nranks
         {
-            return Err(Error::NranksMismatch {
-                call,
-                declared,
-                world: nranks,
-            });
+            return Err(Error::NranksMismatch { call, declared, world: nranks });
         }
         let own = self.world().shared();
-        let mut all: Vec<(&'static str, &Operand)> =
-            operands.iter().map(|(r, o)| (*r, o)).collect();
+        let mut all: Vec<(&'static str, &Operand)> = operands.iter().map(|(r, o)| (*r, o)).collect();
         if let Some(signal) = &common.signal {
             all.push(("signal", signal));
         }
@@ -183,12 +165,7 @@ impl Host<'_> {
         for (i, (first, a)) in all.iter().enumerate() {
             for (second, b) in &all[i + 1..] {
                 if Arc::ptr_eq(&a.alloc, &b.alloc) {
-                    return Err(Error::AliasedWindows {
-                        call,
-                        buffer: a.name().to_owned(),
-                        first,
-                        second,
-                    });
+                    return Err(Error::AliasedWindows { call, buffer: a.name().to_owned(), first, second });
                 }
             }
         }
@@ -208,29 +185,15 @@ impl Host<'_> {
             }
             None => self.call_signal(collective)?,
         };
-        Ok(Plan {
-            call: call.into(),
-            operands,
-            signal,
-        })
+        Ok(Plan { call: call.into(), operands, signal })
     }
 
     /// Queues `variant` on every rank with `args`.
-    fn dispatch(
-        &self,
-        plan: Plan,
-        variant: KernelVariant,
-        mut args: CollArgs,
-        scratch_bytes: usize,
-    ) -> Result<()> {
+    fn dispatch(&self, plan: Plan, variant: KernelVariant, mut args: CollArgs, scratch_bytes: usize) -> Result<()> {
         let kernel = builtins()?.kernel(variant);
         args.signal_off = plan.signal.offset() as u64;
-        let keep: Arc<Vec<Arc<Allocation>>> = Arc::new(
-            plan.operands
-                .iter()
-                .map(|(_, o)| Arc::clone(&o.alloc))
-                .collect(),
-        );
+        let keep: Arc<Vec<Arc<Allocation>>> =
+            Arc::new(plan.operands.iter().map(|(_, o)| Arc::clone(&o.alloc)).collect());
         for rank in 0..self.nranks() {
             let call = Arc::clone(&plan.call);
             let keep = Arc::clone(&keep);
@@ -266,12 +229,7 @@ impl Host<'_> {
     /// any element count, including fewer elements than ranks.
     #[track_caller]
     pub fn all_reduce<T: Element>(&self, target: &Window<'_, T>, opts: AllReduce) -> Result<()> {
-        let call = format!(
-            "all_reduce(mode = {}, op = {}, dtype = {})",
-            opts.mode.name(),
-            opts.op,
-            T::DTYPE
-        );
+        let call = format!("all_reduce(mode = {}, op = {}, dtype = {})", opts.mode.name(), opts.op, T::DTYPE);
         let plan = self.plan(
             Collective::AllReduce,
             call,
@@ -283,27 +241,14 @@ impl Host<'_> {
             AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + TILE_BYTES),
             AllReduceMode::Ring => (KernelKind::AllReduceRing, TILE_BYTES),
         };
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            count: target.len() as u64,
-            ..CollArgs::default()
-        };
-        self.dispatch(
-            plan,
-            KernelVariant::reducing(kind, opts.op, T::DTYPE),
-            args,
-            scratch,
-        )
+        let args = CollArgs { target_off: target.offset() as u64, count: target.len() as u64, ..CollArgs::default() };
+        self.dispatch(plan, KernelVariant::reducing(kind, opts.op, T::DTYPE), args, scratch)
     }
 
     /// `target` is `[nranks, n]` on every rank; row `r` of rank `r` becomes the reduction of row
     /// `r` over all ranks (other rows are left as they were).
     #[track_caller]
-    pub fn reduce_scatter<T: Element>(
-        &self,
-        target: &Window<'_, T>,
-        opts: ReduceScatter,
-    ) -> Result<()> {
+    pub fn reduce_scatter<T: Element>(&self, target: &Window<'_, T>, opts: ReduceScatter) -> Result<()> {
         let call = format!("reduce_scatter(op = {}, dtype = {})", opts.op, T::DTYPE);
         let plan = self.plan(
             Collective::ReduceScatter,
@@ -314,24 +259,11 @@ impl Host<'_> {
         )?;
         let n = self.nranks();
         if !target.len().is_multiple_of(n) {
-            return Err(Self::bad(
-                &plan.call,
-                "target",
-                &plan.operands[0].1,
-                format!("[{n}, row] ({n} equal rows)"),
-            ));
+            return Err(Self::bad(&plan.call, "target", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
         }
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            count: (target.len() / n) as u64,
-            ..CollArgs::default()
-        };
-        self.dispatch(
-            plan,
-            KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE),
-            args,
-            TILE_BYTES,
-        )
+        let args =
+            CollArgs { target_off: target.offset() as u64, count: (target.len() / n) as u64, ..CollArgs::default() };
+        self.dispatch(plan, KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE), args, TILE_BYTES)
     }
 
     /// Every rank's `target` becomes the root's.
@@ -347,11 +279,7 @@ impl Host<'_> {
             vec![("target", target.operand())],
         )?;
         if root < 0 || root >= self.nranks() as i64 {
-            return Err(Error::RootOutOfRange {
-                call: plan.call.to_string(),
-                root,
-                nranks: self.nranks(),
-            });
+            return Err(Error::RootOutOfRange { call: plan.call.to_string(), root, nranks: self.nranks() });
         }
         let args = CollArgs {
             target_off: target.offset() as u64,
@@ -359,22 +287,12 @@ impl Host<'_> {
             root: root as i32,
             ..CollArgs::default()
         };
-        self.dispatch(
-            plan,
-            KernelVariant::movement(KernelKind::Broadcast),
-            args,
-            TILE_BYTES,
-        )
+        self.dispatch(plan, KernelVariant::movement(KernelKind::Broadcast), args, TILE_BYTES)
     }
 
     /// Row `p` of every rank's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`).
     #[track_caller]
-    pub fn all_gather<T: Element>(
-        &self,
-        local: &Window<'_, T>,
-        target: &Window<'_, T>,
-        opts: Opts,
-    ) -> Result<()> {
+    pub fn all_gather<T: Element>(&self, local: &Window<'_, T>, target: &Window<'_, T>, opts: Opts) -> Result<()> {
         let call = format!("all_gather(dtype = {})", T::DTYPE);
         let plan = self.plan(
             Collective::AllGather,
@@ -385,18 +303,9 @@ impl Host<'_> {
         )?;
         let n = self.nranks();
         if target.len() != n * local.len() {
-            let expected = format!(
-                "{n} x {} = {} elements ({n} rows of `{}`)",
-                local.len(),
-                n * local.len(),
-                local.name()
-            );
-            return Err(Self::bad(
-                &plan.call,
-                "target",
-                &plan.operands[1].1,
-                expected,
-            ));
+            let expected =
+                format!("{n} x {} = {} elements ({n} rows of `{}`)", local.len(), n * local.len(), local.name());
+            return Err(Self::bad(&plan.call, "target", &plan.operands[1].1, expected));
         }
         let args = CollArgs {
             target_off: target.offset() as u64,
@@ -404,22 +313,12 @@ impl Host<'_> {
             row_bytes: local.bytes() as u64,
             ..CollArgs::default()
         };
-        self.dispatch(
-            plan,
-            KernelVariant::movement(KernelKind::AllGather),
-            args,
-            TILE_BYTES,
-        )
+        self.dispatch(plan, KernelVariant::movement(KernelKind::AllGather), args, TILE_BYTES)
     }
 
     /// Row `p` of rank `r`'s `target` becomes row `r` of rank `p`'s `input`; both `[nranks, n]`.
     #[track_caller]
-    pub fn all_to_all<T: Element>(
-        &self,
-        input: &Window<'_, T>,
-        target: &Window<'_, T>,
-        opts: Opts,
-    ) -> Result<()> {
+    pub fn all_to_all<T: Element>(&self, input: &Window<'_, T>, target: &Window<'_, T>, opts: Opts) -> Result<()> {
         let call = format!("all_to_all(dtype = {})", T::DTYPE);
         let plan = self.plan(
             Collective::AllToAll,
@@ -430,12 +329,7 @@ impl Host<'_> {
         )?;
         let n = self.nranks();
         if !input.len().is_multiple_of(n) {
-            return Err(Self::bad(
-                &plan.call,
-                "input",
-                &plan.operands[0].1,
-                format!("[{n}, row] ({n} equal rows)"),
-            ));
+            return Err(Self::bad(&plan.call, "input", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
         }
         if target.len() != input.len() {
             return Err(Self::bad(
@@ -451,12 +345,7 @@ impl Host<'_> {
             row_bytes: (input.bytes() / n) as u64,
             ..CollArgs::default()
         };
-        self.dispatch(
-            plan,
-            KernelVariant::movement(KernelKind::AllToAll),
-            args,
-            TILE_BYTES,
-        )
+        self.dispatch(plan, KernelVariant::movement(KernelKind::AllToAll), args, TILE_BYTES)
     }
 
     /// `input` and `target` are `[nranks * max_rows, ...]`: block `d` of `input` holds up to
@@ -516,35 +405,19 @@ impl Host<'_> {
         let args = CollArgs {
             target_off: target.offset() as u64,
             input_off: input.offset() as u64,
-            row_bytes: (input.bytes() / rows) as u64,
+            row_bytes: (input.shape().dims()[1..].iter().product::<usize>() * T::DTYPE.size()) as u64,
             send_counts_off: send_counts.offset() as u64,
             recv_counts_off: recv_counts.offset() as u64,
             max_rows: (rows / n) as i64,
             ..CollArgs::default()
         };
-        self.dispatch(
-            plan,
-            KernelVariant::movement(KernelKind::AllToAllV),
-            args,
-            TILE_BYTES,
-        )
+        self.dispatch(plan, KernelVariant::movement(KernelKind::AllToAllV), args, TILE_BYTES)
     }
 
     /// No rank passes until every rank has arrived.
     #[track_caller]
     pub fn barrier(&self, opts: Opts) -> Result<()> {
-        let plan = self.plan(
-            Collective::Barrier,
-            "barrier()".into(),
-            Location::caller(),
-            opts.common,
-            Vec::new(),
-        )?;
-        self.dispatch(
-            plan,
-            KernelVariant::movement(KernelKind::Barrier),
-            CollArgs::default(),
-            TILE_BYTES,
-        )
+        let plan = self.plan(Collective::Barrier, "barrier()".into(), Location::caller(), opts.common, Vec::new())?;
+        self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES)
     }
 }

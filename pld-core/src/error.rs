@@ -95,9 +95,7 @@ pub enum Error {
         second: &'static str,
     },
     /// A broadcast root outside `0..nranks`.
-    #[error(
-        "{call}: root {root} is out of range for a world of {nranks} ranks (expected 0..{nranks})"
-    )]
+    #[error("{call}: root {root} is out of range for a world of {nranks} ranks (expected 0..{nranks})")]
     RootOutOfRange {
         /// The call.
         call: String,
@@ -127,9 +125,7 @@ pub enum Error {
         nranks: usize,
     },
     /// Host data staged into or out of a view has the wrong length.
-    #[error(
-        "staging `{buffer}` on rank {rank}: the view holds {expected} elements, the host data {found}"
-    )]
+    #[error("staging `{buffer}` on rank {rank}: the view holds {expected} elements, the host data {found}")]
     StagingSize {
         /// The window.
         buffer: String,
@@ -237,9 +233,6 @@ impl Error {
     }
 
     pub(crate) fn system(what: impl Into<String>, reason: impl std::fmt::Display) -> Error {
-        Error::System {
-            what: what.into(),
-            reason: reason.to_string(),
-        }
+        Error::System { what: what.into(), reason: reason.to_string() }
     }
 }

@@ -30,10 +30,7 @@ impl Region {
             )
         }
         .map_err(|e| Error::system(format!("reserving a {len}-byte window"), e))?;
-        Ok(Region {
-            base: base.cast(),
-            len,
-        })
+        Ok(Region { base: base.cast(), len })
     }
 }
 
@@ -69,16 +66,10 @@ unsafe impl Sync for SymmetricHeap {}
 impl SymmetricHeap {
     pub(crate) fn new(nranks: usize, capacity: usize) -> Result<SymmetricHeap> {
         let capacity = capacity.next_multiple_of(ALIGN);
-        let regions = (0..nranks)
-            .map(|_| Region::new(capacity))
-            .collect::<Result<Vec<_>>>()?;
+        let regions = (0..nranks).map(|_| Region::new(capacity)).collect::<Result<Vec<_>>>()?;
         let mut book = Book::default();
         book.free.insert(0, capacity);
-        Ok(SymmetricHeap {
-            regions,
-            capacity,
-            book: Mutex::new(book),
-        })
+        Ok(SymmetricHeap { regions, capacity, book: Mutex::new(book) })
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -92,14 +83,19 @@ impl SymmetricHeap {
     /// Reserves `bytes` at one offset on every rank and zeroes them there (which also faults
     /// the pages in now rather than on a collective's hot path).
     pub(crate) fn alloc(&self, name: &str, bytes: usize) -> Result<usize> {
+        let too_big = || Error::OutOfWindowMemory {
+            name: name.to_owned(),
+            requested: bytes,
+            available: 0,
+            capacity: self.capacity,
+        };
+        if bytes > self.capacity {
+            return Err(too_big());
+        }
         let len = bytes.max(1).next_multiple_of(ALIGN);
         let offset = {
             let mut book = self.book.lock().unwrap_or_else(|p| p.into_inner());
-            let found = book
-                .free
-                .iter()
-                .find(|&(_, &l)| l >= len)
-                .map(|(&o, &l)| (o, l));
+            let found = book.free.iter().find(|&(_, &l)| l >= len).map(|(&o, &l)| (o, l));
             let Some((offset, free_len)) = found else {
                 let available = book.free.values().copied().max().unwrap_or(0);
                 return Err(Error::OutOfWindowMemory {
@@ -179,10 +175,7 @@ mod tests {
         heap.free(c);
         assert_eq!(heap.live_bytes(), 0);
         assert_eq!(heap.alloc("all", 4096).unwrap(), 0);
-        assert!(matches!(
-            heap.alloc("more", 1),
-            Err(Error::OutOfWindowMemory { .. })
-        ));
+        assert!(matches!(heap.alloc("more", 1), Err(Error::OutOfWindowMemory { .. })));
     }
 
     #[test]

@@ -27,12 +27,7 @@ pub struct Host<'w> {
 
 impl<'w> Host<'w> {
     pub(crate) fn new(world: &'w World) -> Host<'w> {
-        Host {
-            world,
-            owned: RefCell::new(Vec::new()),
-            auto_names: Cell::new(0),
-            _single_thread: PhantomData,
-        }
+        Host { world, owned: RefCell::new(Vec::new()), auto_names: Cell::new(0), _single_thread: PhantomData }
     }
 
     /// The world this scope drives.
@@ -55,7 +50,7 @@ impl<'w> Host<'w> {
     /// Allocates a window of exactly `shape` elements of `T` per rank and views it.
     pub fn window<T: Element>(&self, name: &str, shape: impl Into<Shape>) -> Result<Window<'_, T>> {
         let shape = shape.into();
-        self.alloc(name, shape.len() * T::DTYPE.size())?.view(shape)
+        self.alloc(name, shape.len().saturating_mul(T::DTYPE.size()))?.view(shape)
     }
 
     /// Allocates a signal: one i32 credit cell per rank, zeroed, reusable by any number of
@@ -70,26 +65,33 @@ impl<'w> Host<'w> {
         let n = self.auto_names.get();
         self.auto_names.set(n + 1);
         let name = format!("__auto_{}_{n}", collective.name());
-        Allocation::new(
-            self.world.shared(),
-            &name,
-            4 * Collective::signal_cells(self.nranks()),
-        )
+        Allocation::new(self.world.shared(), &name, 4 * Collective::signal_cells(self.nranks()))
+    }
+
+    /// Staging and kernels may only touch windows of this scope's world.
+    fn check_world<T: Element>(&self, window: &Window<'_, T>) -> Result<()> {
+        if !window.belongs_to(self.world.shared()) {
+            return Err(Error::BadOperand {
+                call: format!("staging `{}`", window.name()),
+                role: "window",
+                buffer: window.name().to_owned(),
+                expected: "a window of this world".into(),
+                found: "a window of another world".into(),
+            });
+        }
+        Ok(())
     }
 
     fn check_rank(&self, rank: usize, what: impl FnOnce() -> String) -> Result<()> {
         if rank >= self.nranks() {
-            return Err(Error::RankOutOfRange {
-                what: what(),
-                rank,
-                nranks: self.nranks(),
-            });
+            return Err(Error::RankOutOfRange { what: what(), rank, nranks: self.nranks() });
         }
         Ok(())
     }
 
     /// Copies host data into rank `rank`'s view, in order with the rank's queued work.
     pub fn write<T: Element>(&self, window: &Window<'_, T>, rank: usize, data: &[T]) -> Result<()> {
+        self.check_world(window)?;
         self.check_rank(rank, || format!("writing `{}`", window.name()))?;
         if data.len() != window.len() {
             return Err(Error::StagingSize {
@@ -111,11 +113,7 @@ impl<'w> Host<'w> {
                     // SAFETY: the view lies inside the allocation, which lives while the host
                     // scope does; this rank's queue orders the copy with its kernels.
                     unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            bytes.as_ptr(),
-                            state.local_base().add(offset),
-                            bytes.len(),
-                        )
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), state.local_base().add(offset), bytes.len())
                     };
                     Ok(())
                 }),
@@ -126,6 +124,7 @@ impl<'w> Host<'w> {
 
     /// Waits for all queued work, then copies rank `rank`'s view out.
     pub fn read<T: Element>(&self, window: &Window<'_, T>, rank: usize) -> Result<Vec<T>> {
+        self.check_world(window)?;
         self.check_rank(rank, || format!("reading `{}`", window.name()))?;
         self.sync()?;
         let mut out = vec![T::zeroed(); window.len()];
@@ -162,7 +161,11 @@ impl<'w> Host<'w> {
     }
 
     /// Queues `kernel` on rank `rank` with `args` (the kernel's argument struct as 64-bit words).
-    pub fn launch(&self, kernel: &Kernel, rank: usize, args: &[u64]) -> Result<()> {
+    ///
+    /// # Safety
+    /// `args` must be what the kernel expects: the kernel reads them, and any window offsets
+    /// among them, without knowing their meaning.
+    pub unsafe fn launch(&self, kernel: &Kernel, rank: usize, args: &[u64]) -> Result<()> {
         self.check_rank(rank, || format!("launching {}", kernel.name()))?;
         let kernel = kernel.clone();
         let args = args.to_vec();
@@ -173,9 +176,7 @@ impl<'w> Host<'w> {
             Task {
                 call,
                 signal: None,
-                work: Box::new(move |state| {
-                    state.run_kernel(kernel.function(), args.as_ptr().cast(), 0, &label)
-                }),
+                work: Box::new(move |state| state.run_kernel(kernel.function(), args.as_ptr().cast(), 0, &label)),
             },
         );
         Ok(())
@@ -203,9 +204,6 @@ impl Drop for Host<'_> {
         // Outcomes not collected by `sync`/`finish` are dropped with the scope.
         let _ = self.world.sync();
         self.owned.borrow_mut().clear();
-        self.world
-            .shared()
-            .host_active
-            .store(false, std::sync::atomic::Ordering::Release);
+        self.world.shared().host_active.store(false, std::sync::atomic::Ordering::Release);
     }
 }

@@ -32,8 +32,8 @@ pub use device::{DeviceBinary, Kernel};
 pub use error::{Error, Result};
 pub use host::Host;
 pub use pld_model::{
-    ABI_VERSION, AllReduceMode, Collective, Contract, DType, DeviceStatus, Element, KernelKind,
-    KernelVariant, NotifyOp, ReduceOp, WaitCmp, WindowRole,
+    ABI_VERSION, AllReduceMode, Collective, Contract, DType, DeviceStatus, Element, KernelKind, KernelVariant,
+    NotifyOp, ReduceOp, WaitCmp, WindowRole,
 };
 pub use tensor::Tensor;
 pub use window::{Buffer, Shape, Window};

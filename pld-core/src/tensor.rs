@@ -15,17 +15,11 @@ impl<T: Element> Tensor<T> {
     /// A tensor of zeros.
     pub fn zeros(shape: impl Into<Shape>) -> Tensor<T> {
         let shape = shape.into();
-        Tensor {
-            data: vec![T::zeroed(); shape.len()],
-            shape,
-        }
+        Tensor { data: vec![T::zeroed(); shape.len()], shape }
     }
 
     /// A tensor whose element at each index is `f(index)`.
-    pub fn from_fn<const N: usize>(
-        dims: [usize; N],
-        mut f: impl FnMut([usize; N]) -> T,
-    ) -> Tensor<T> {
+    pub fn from_fn<const N: usize>(dims: [usize; N], mut f: impl FnMut([usize; N]) -> T) -> Tensor<T> {
         let shape = Shape::from(dims);
         let mut data = Vec::with_capacity(shape.len());
         let mut index = [0usize; N];

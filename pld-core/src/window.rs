@@ -13,9 +13,9 @@ use crate::{Error, Result};
 pub struct Shape(pub Vec<usize>);
 
 impl Shape {
-    /// Number of elements.
+    /// Number of elements (`usize::MAX` if the product overflows, which no allocation fits).
     pub fn len(&self) -> usize {
-        self.0.iter().product()
+        self.0.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).unwrap_or(usize::MAX)
     }
 
     /// True when some dimension is zero.
@@ -65,12 +65,7 @@ pub(crate) struct Allocation {
 impl Allocation {
     pub(crate) fn new(shared: &Arc<Shared>, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
         let offset = shared.heap.alloc(name, bytes)?;
-        Ok(Arc::new(Allocation {
-            shared: Arc::clone(shared),
-            offset,
-            bytes,
-            name: name.to_owned(),
-        }))
+        Ok(Arc::new(Allocation { shared: Arc::clone(shared), offset, bytes, name: name.to_owned() }))
     }
 
     pub(crate) fn offset(&self) -> usize {
@@ -104,10 +99,7 @@ pub struct Buffer<'h> {
 
 impl<'h> Buffer<'h> {
     pub(crate) fn new(alloc: Arc<Allocation>) -> Buffer<'h> {
-        Buffer {
-            alloc,
-            _host: PhantomData,
-        }
+        Buffer { alloc, _host: PhantomData }
     }
 
     /// The allocation's name.
@@ -133,11 +125,7 @@ impl<'h> Buffer<'h> {
                 alloc_bytes: self.bytes(),
             });
         }
-        Ok(Window {
-            alloc: Arc::clone(&self.alloc),
-            shape,
-            _marker: PhantomData,
-        })
+        Ok(Window { alloc: Arc::clone(&self.alloc), shape, _marker: PhantomData })
     }
 }
 
@@ -154,24 +142,13 @@ pub struct Window<'h, T> {
 
 impl<T> Clone for Window<'_, T> {
     fn clone(&self) -> Self {
-        Window {
-            alloc: Arc::clone(&self.alloc),
-            shape: self.shape.clone(),
-            _marker: PhantomData,
-        }
+        Window { alloc: Arc::clone(&self.alloc), shape: self.shape.clone(), _marker: PhantomData }
     }
 }
 
 impl<T: Element> std::fmt::Debug for Window<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Window({} {}{:?} @ {})",
-            self.name(),
-            T::DTYPE,
-            self.shape.0,
-            self.offset()
-        )
+        write!(f, "Window({} {}{:?} @ {})", self.name(), T::DTYPE, self.shape.0, self.offset())
     }
 }
 
@@ -216,12 +193,12 @@ impl<'h, T: Element> Window<'h, T> {
         Arc::ptr_eq(&self.alloc, &other.alloc)
     }
 
+    pub(crate) fn belongs_to(&self, shared: &Arc<Shared>) -> bool {
+        Arc::ptr_eq(self.alloc.shared(), shared)
+    }
+
     pub(crate) fn operand(&self) -> Operand {
-        Operand {
-            alloc: Arc::clone(&self.alloc),
-            dtype: T::DTYPE,
-            shape: self.shape.clone(),
-        }
+        Operand { alloc: Arc::clone(&self.alloc), dtype: T::DTYPE, shape: self.shape.clone() }
     }
 }
 

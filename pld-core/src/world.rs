@@ -31,11 +31,7 @@ pub struct WorldBuilder {
 impl WorldBuilder {
     /// A world of `nranks` ranks.
     pub fn new(nranks: usize) -> WorldBuilder {
-        WorldBuilder {
-            nranks,
-            timeout: None,
-            window_bytes: None,
-        }
+        WorldBuilder { nranks, timeout: None, window_bytes: None }
     }
 
     /// The deadline of every wait (default `PLD_TIMEOUT_MS`, else 60 s).
@@ -56,9 +52,9 @@ impl WorldBuilder {
             return Err(Error::NoRanks { requested: 0 });
         }
         builtins()?; // load and check the device binary before any rank starts
-        let timeout = self.timeout.unwrap_or_else(|| {
-            Duration::from_millis(env_number("PLD_TIMEOUT_MS").unwrap_or(DEFAULT_TIMEOUT_MS))
-        });
+        let timeout = self
+            .timeout
+            .unwrap_or_else(|| Duration::from_millis(env_number("PLD_TIMEOUT_MS").unwrap_or(DEFAULT_TIMEOUT_MS)));
         let window_bytes = self
             .window_bytes
             .or_else(|| env_number("PLD_WINDOW_BYTES").map(|b| b as usize))
@@ -67,11 +63,7 @@ impl WorldBuilder {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         // Ranks that outnumber cores must hand their core over quickly: a pure spin collapses
         // by orders of magnitude there. Otherwise spinning a while beats a futex round trip.
-        let (spin_limit, yield_limit) = if self.nranks > cpus {
-            (64, 16)
-        } else {
-            (20_000, 64)
-        };
+        let (spin_limit, yield_limit) = if self.nranks > cpus { (64, 16) } else { (20_000, 64) };
         let shared = Arc::new(Shared {
             nranks: self.nranks,
             peer_bases: (0..self.nranks).map(|r| heap.base(r)).collect(),
@@ -90,11 +82,7 @@ impl WorldBuilder {
         let mut workers = Vec::with_capacity(self.nranks);
         for rank in 0..self.nranks {
             let (tx, rx) = channel();
-            let state = RankState {
-                rank,
-                shared: Arc::clone(&shared),
-                scratch: Vec::new(),
-            };
+            let state = RankState { rank, shared: Arc::clone(&shared), scratch: Vec::new() };
             let worker = std::thread::Builder::new()
                 .name(format!("pld-rank-{rank}"))
                 .spawn(move || state.serve(rx))
@@ -102,11 +90,7 @@ impl WorldBuilder {
             queues.push(tx);
             workers.push(worker);
         }
-        Ok(World {
-            shared,
-            queues,
-            workers,
-        })
+        Ok(World { shared, queues, workers })
     }
 }
 
@@ -125,9 +109,7 @@ pub struct World {
 
 impl std::fmt::Debug for World {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("World")
-            .field("nranks", &self.shared.nranks)
-            .finish_non_exhaustive()
+        f.debug_struct("World").field("nranks", &self.shared.nranks).finish_non_exhaustive()
     }
 }
 
@@ -171,11 +153,7 @@ impl World {
     }
 
     pub(crate) fn enqueue(&self, rank: usize, task: Task) {
-        *self
-            .shared
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) += 1;
+        *self.shared.pending.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         if self.queues[rank].send(task).is_err() {
             // The worker is gone (it cannot exit while the world lives); account for the task.
             self.shared.finish_task();
@@ -191,8 +169,7 @@ impl World {
             pending = shared.idle.wait(pending).unwrap_or_else(|p| p.into_inner());
         }
         drop(pending);
-        let failure =
-            std::mem::take(&mut *shared.failure.lock().unwrap_or_else(|p| p.into_inner()));
+        let failure = std::mem::take(&mut *shared.failure.lock().unwrap_or_else(|p| p.into_inner()));
         match failure.error {
             None => Ok(()),
             Some(error) => {
@@ -299,16 +276,12 @@ impl RankState {
             let shared = Arc::clone(&self.shared);
             if shared.aborted() {
                 // A call already failed: this task would wait on a rank that stopped.
-                let error = Error::Aborted {
-                    rank: self.rank,
-                    call: task.call.to_string(),
-                };
+                let error = Error::Aborted { rank: self.rank, call: task.call.to_string() };
                 shared.record_failure(error, task.signal);
             } else {
                 let call = Arc::clone(&task.call);
                 let work = task.work;
-                let outcome =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut self)));
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut self)));
                 let error = match outcome {
                     Ok(Ok(())) => None,
                     Ok(Err(error)) => Some(error),
@@ -358,7 +331,7 @@ impl RankState {
             window_bytes: shared.heap.capacity() as u64,
             sleepers: shared.sleepers.as_ptr().cast::<i32>().cast_mut(),
             abort_flag: shared.abort.as_ptr(),
-            deadline_ns: monotonic_ns().saturating_add(shared.timeout.as_nanos() as u64),
+            deadline_ns: monotonic_ns().saturating_add(u64::try_from(shared.timeout.as_nanos()).unwrap_or(u64::MAX)),
             scratch: self.scratch.as_mut_ptr().cast(),
             scratch_bytes: (self.scratch.len() * 8) as u64,
             ops: &LOCAL_OPS,
@@ -379,26 +352,29 @@ impl RankState {
             Some(DeviceStatus::Aborted) => Err(Error::Aborted { rank, call }),
             Some(DeviceStatus::Timeout) => {
                 let (start, signal) = owner(diag.cell_off).unwrap_or((0, "<freed window>".into()));
-                let cmp = if diag.cmp == WaitCmp::Eq as i32 {
-                    WaitCmp::Eq
-                } else {
-                    WaitCmp::Ge
-                };
-                let missing = (0..diag.row_len.max(0) as usize)
-                    .filter(|&p| p != rank)
-                    .filter(|&p| {
-                        let cell = diag.row_off as usize + 4 * p;
-                        // SAFETY: the row lies in this rank's window (the kernel waited on it)
-                        // and cells are only accessed atomically.
+                let cmp = if diag.cmp == WaitCmp::Eq as i32 { WaitCmp::Eq } else { WaitCmp::Ge };
+                let capacity = self.shared.heap.capacity() as u64;
+                let row_len = diag.row_len.max(0) as u64;
+                let row_fits = diag.row_off.is_multiple_of(4)
+                    && diag.row_off >= start as u64
+                    && diag.row_off.checked_add(4 * row_len).is_some_and(|end| end <= capacity);
+                // Cells of the row still short of the expected value, by index in the signal
+                // (for a credit signal the index is the peer), this rank's own cell excepted.
+                let missing = (0..if row_fits { row_len } else { 0 })
+                    .map(|i| diag.row_off + 4 * i)
+                    .filter(|&cell| {
+                        // SAFETY: the row lies inside this rank's window (checked above) and
+                        // signal cells are only accessed atomically.
                         let v = unsafe {
-                            (*self.local_base().add(cell).cast::<AtomicI32>())
-                                .load(Ordering::SeqCst)
+                            (*self.local_base().add(cell as usize).cast::<AtomicI32>()).load(Ordering::SeqCst)
                         };
                         match cmp {
                             WaitCmp::Eq => v != diag.expected,
                             WaitCmp::Ge => v < diag.expected,
                         }
                     })
+                    .map(|cell| (cell as usize - start) / 4)
+                    .filter(|&index| index != rank)
                     .collect();
                 Err(Error::Timeout {
                     rank,
@@ -420,16 +396,8 @@ impl RankState {
                 value: diag.value,
                 capacity: diag.limit,
             }),
-            Some(other) => Err(Error::KernelFailed {
-                rank,
-                call,
-                reason: describe(other),
-            }),
-            None => Err(Error::KernelFailed {
-                rank,
-                call,
-                reason: format!("unknown status {status}"),
-            }),
+            Some(other) => Err(Error::KernelFailed { rank, call, reason: describe(other) }),
+            None => Err(Error::KernelFailed { rank, call, reason: format!("unknown status {status}") }),
         }
     }
 }
@@ -438,9 +406,7 @@ fn describe(status: DeviceStatus) -> String {
     match status {
         DeviceStatus::OutOfBounds => "an access fell outside the window (PLD_OUT_OF_BOUNDS)".into(),
         DeviceStatus::Transport => "a remote transfer failed (PLD_TRANSPORT)".into(),
-        DeviceStatus::Unsupported => {
-            "an operation this transport does not support (PLD_UNSUPPORTED)".into()
-        }
+        DeviceStatus::Unsupported => "an operation this transport does not support (PLD_UNSUPPORTED)".into(),
         DeviceStatus::KernelFailed => "the kernel reported failure (PLD_KERNEL_FAILED)".into(),
         other => format!("{other:?}"),
     }

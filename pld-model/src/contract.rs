@@ -261,10 +261,7 @@ impl KernelKind {
 
     /// Whether variants exist per (op, dtype).
     pub const fn reduces(self) -> bool {
-        matches!(
-            self,
-            KernelKind::AllReduceMesh | KernelKind::AllReduceRing | KernelKind::ReduceScatter
-        )
+        matches!(self, KernelKind::AllReduceMesh | KernelKind::AllReduceRing | KernelKind::ReduceScatter)
     }
 
     /// The stem of the kernel's C symbol.
@@ -307,18 +304,12 @@ pub struct KernelVariant {
 impl KernelVariant {
     /// The variant of a data-movement kernel.
     pub const fn movement(kind: KernelKind) -> KernelVariant {
-        KernelVariant {
-            kind,
-            reduction: None,
-        }
+        KernelVariant { kind, reduction: None }
     }
 
     /// The variant of a reducing kernel.
     pub const fn reducing(kind: KernelKind, op: ReduceOp, dtype: DType) -> KernelVariant {
-        KernelVariant {
-            kind,
-            reduction: Some((op, dtype)),
-        }
+        KernelVariant { kind, reduction: Some((op, dtype)) }
     }
 
     /// Every builtin variant the backend generates and the runtime expects to find.
@@ -327,11 +318,7 @@ impl KernelVariant {
             let reducing: Vec<KernelVariant> = if kind.reduces() {
                 ReduceOp::ALL
                     .into_iter()
-                    .flat_map(|op| {
-                        DType::ALL
-                            .into_iter()
-                            .map(move |d| Self::reducing(kind, op, d))
-                    })
+                    .flat_map(|op| DType::ALL.into_iter().map(move |d| Self::reducing(kind, op, d)))
                     .collect()
             } else {
                 vec![Self::movement(kind)]

@@ -93,9 +93,7 @@ impl fmt::Display for DType {
     label = "windows, tensors and collectives hold pld element types only",
     note = "the pld element types are i8 u8 i32 u32 i64 u64 f16 bf16 f32 f64"
 )]
-pub trait Element:
-    bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + 'static + sealed::Sealed
-{
+pub trait Element: bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + 'static + sealed::Sealed {
     /// The dtype this type stands for.
     const DTYPE: DType;
 }

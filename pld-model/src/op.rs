@@ -3,7 +3,8 @@ use std::fmt;
 /// How a reducing collective combines the values of the ranks.
 ///
 /// Integer `Sum` and `Prod` wrap on overflow (two's complement), as NCCL and MPI do in practice.
-/// f16 and bf16 are combined in f32 and rounded back to nearest-even after every step.
+/// f16 and bf16 are combined in f32 and rounded back to nearest-even after every step. Float
+/// `Max` and `Min` propagate NaN: if any rank holds NaN at an index, the result there is NaN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum ReduceOp {
     /// Addition.

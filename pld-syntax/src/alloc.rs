@@ -27,7 +27,10 @@ impl Parse for WindowArgs {
 
 pub(crate) fn check_window(mac: &Macro) -> syn::Result<()> {
     if mac.tokens.is_empty() {
-        return Err(syn::Error::new(close_span(mac), "window! takes an element type and a shape: `window!(f32, [1, SIZE])`"));
+        return Err(syn::Error::new(
+            close_span(mac),
+            "window! takes an element type and a shape: `window!(f32, [1, SIZE])`",
+        ));
     }
     mac.parse_body::<WindowArgs>().map(drop)
 }
@@ -35,7 +38,9 @@ pub(crate) fn check_window(mac: &Macro) -> syn::Result<()> {
 pub(crate) fn check_signal(mac: &Macro) -> syn::Result<()> {
     match mac.tokens.clone().into_iter().next() {
         None => Ok(()),
-        Some(first) => Err(syn::Error::new(first.span(), "signal! takes no arguments: a signal has one i32 cell per rank")),
+        Some(first) => {
+            Err(syn::Error::new(first.span(), "signal! takes no arguments: a signal has one i32 cell per rank"))
+        }
     }
 }
 

@@ -68,7 +68,11 @@ fn bang(collective: Collective) -> String {
 
 /// Parses and checks the arguments of `collective`'s macro. `close` is the span of the closing
 /// delimiter, where a missing argument is reported.
-pub fn parse_call(collective: Collective, tokens: proc_macro2::TokenStream, close: Span) -> syn::Result<CollectiveCall> {
+pub fn parse_call(
+    collective: Collective,
+    tokens: proc_macro2::TokenStream,
+    close: Span,
+) -> syn::Result<CollectiveCall> {
     let args = syn::parse::Parser::parse2(Punctuated::<Arg, Token![,]>::parse_terminated, tokens)?;
     let contract = collective.contract();
     let mut errors = Errors::default();
@@ -91,7 +95,10 @@ pub fn parse_call(collective: Collective, tokens: proc_macro2::TokenStream, clos
         match arg {
             Arg::Positional(expr) => {
                 if keywords_started {
-                    errors.spanned(&expr, format!("{}: positional arguments come before keyword arguments", bang(collective)));
+                    errors.spanned(
+                        &expr,
+                        format!("{}: positional arguments come before keyword arguments", bang(collective)),
+                    );
                 } else {
                     positional.push(expr);
                 }
@@ -114,9 +121,18 @@ pub fn parse_call(collective: Collective, tokens: proc_macro2::TokenStream, clos
                     continue;
                 };
                 match key.as_str() {
-                    "op" => call.op = word(&mut errors, "op", &value, &ReduceOp::ALL.map(ReduceOp::name), ReduceOp::from_name),
+                    "op" => {
+                        call.op =
+                            word(&mut errors, "op", &value, &ReduceOp::ALL.map(ReduceOp::name), ReduceOp::from_name)
+                    }
                     "mode" => {
-                        call.mode = word(&mut errors, "mode", &value, &AllReduceMode::ALL.map(AllReduceMode::name), AllReduceMode::from_name)
+                        call.mode = word(
+                            &mut errors,
+                            "mode",
+                            &value,
+                            &AllReduceMode::ALL.map(AllReduceMode::name),
+                            AllReduceMode::from_name,
+                        )
                     }
                     "nranks" => {
                         call.nranks = nranks(&mut errors, &value);
@@ -204,7 +220,13 @@ fn same_tokens(a: &Expr, b: &Expr) -> bool {
 }
 
 /// A keyword whose value is one word out of a fixed set (`op = max`, `mode = ring`).
-fn word<T>(errors: &mut Errors, key: &str, value: &Expr, names: &[&str], parse: impl Fn(&str) -> Option<T>) -> Option<T> {
+fn word<T>(
+    errors: &mut Errors,
+    key: &str,
+    value: &Expr,
+    names: &[&str],
+    parse: impl Fn(&str) -> Option<T>,
+) -> Option<T> {
     let word = match value {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(Ident::to_string),
         _ => None,

@@ -238,10 +238,9 @@ fn expand_site(kind: DslMacro, mac: &Macro) -> TokenStream {
             let w = window(&w);
             quote_spanned!(mac.path.span()=> #h.read_into(#w, #r, &mut (#data)[..])?)
         }),
-        DslMacro::Window | DslMacro::Signal => Err(syn::Error::new_spanned(
-            &mac.path,
-            format!("bind a {0} with `let name = {0}!(...)`", kind.name()),
-        )),
+        DslMacro::Window | DslMacro::Signal => {
+            Err(syn::Error::new_spanned(&mac.path, format!("bind a {0} with `let name = {0}!(...)`", kind.name())))
+        }
     };
     result.unwrap_or_else(|e| {
         let e = e.to_compile_error();

@@ -12,7 +12,6 @@ use quote::{ToTokens, format_ident, quote};
 use syn::visit_mut::{self, VisitMut};
 use syn::{Attribute, Block, Expr, ExprMacro, Ident, Local, Macro, MacroDelimiter, Pat, Signature, Stmt, Visibility};
 
-
 use pld_model::Collective;
 
 use crate::call::{CollectiveCall, parse_call};

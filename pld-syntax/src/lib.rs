@@ -23,7 +23,7 @@ use quote::quote;
 pub use call::{CollectiveCall, NRanks, parse_call};
 pub use dsl::DslMacro;
 pub use expand::expand_program;
-pub use host::{HostFn, Hoisted};
+pub use host::{Hoisted, HostFn};
 pub use program::{Parsed, Program, ProgramItem, parse_program};
 pub use suggest::did_you_mean;
 
@@ -59,8 +59,6 @@ pub fn host_outside_program(item: TokenStream) -> TokenStream {
 
 /// A DSL macro invoked outside a host function.
 pub fn outside_host(name: &str) -> TokenStream {
-    let message = format!(
-        "`{name}!` can only be used in a #[pld::host] function of a #[pld::program] module"
-    );
+    let message = format!("`{name}!` can only be used in a #[pld::host] function of a #[pld::program] module");
     quote!(::core::compile_error!(#message))
 }

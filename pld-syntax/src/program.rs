@@ -82,5 +82,8 @@ pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed
         }
     }
     let attrs = module.attrs.into_iter().filter(|a| !is_attr(a, "program")).collect();
-    Ok(Parsed { program: Program { attrs, vis: module.vis, ident: module.ident, items }, errors: errors.finish().err() })
+    Ok(Parsed {
+        program: Program { attrs, vis: module.vis, ident: module.ident, items },
+        errors: errors.finish().err(),
+    })
 }

@@ -85,11 +85,7 @@ pub fn inputs<T: TestElem>(op: ReduceOp, r: usize, k: usize, n: usize) -> Vec<T>
 /// The reduction over ranks `0..nranks` of `inputs(op, r, k, n)`, element-wise, in rank order.
 pub fn reduced<T: TestElem>(op: ReduceOp, nranks: usize, k: usize, n: usize) -> Vec<T> {
     (0..n)
-        .map(|i| {
-            (1..nranks).fold(value::<T>(op, 0, k, i), |acc, r| {
-                T::combine(op, acc, value(op, r, k, i))
-            })
-        })
+        .map(|i| (1..nranks).fold(value::<T>(op, 0, k, i), |acc, r| T::combine(op, acc, value(op, r, k, i))))
         .collect()
 }
 
@@ -97,10 +93,7 @@ pub fn reduced<T: TestElem>(op: ReduceOp, nranks: usize, k: usize, n: usize) -> 
 pub fn assert_signal_clear(host: &Host<'_>, signal: &Window<'_, i32>, context: &str) {
     for r in 0..host.nranks() {
         let cells = host.read(signal, r).expect("read signal");
-        assert!(
-            cells.iter().all(|&c| c == 0),
-            "{context}: signal cells on rank {r} are {cells:?}"
-        );
+        assert!(cells.iter().all(|&c| c == 0), "{context}: signal cells on rank {r} are {cells:?}");
     }
 }
 
@@ -108,9 +101,6 @@ pub fn assert_signal_clear(host: &Host<'_>, signal: &Window<'_, i32>, context: &
 pub fn assert_same<T: TestElem>(found: &[T], expected: &[T], context: &str) {
     assert_eq!(found.len(), expected.len(), "{context}: length");
     if let Some(i) = (0..found.len()).find(|&i| found[i] != expected[i]) {
-        panic!(
-            "{context}: element {i} is {:?}, expected {:?}",
-            found[i], expected[i]
-        );
+        panic!("{context}: element {i} is {:?}, expected {:?}", found[i], expected[i]);
     }
 }

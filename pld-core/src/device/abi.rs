@@ -138,9 +138,6 @@ pub(crate) fn rust_layout() -> Vec<u64> {
 mod tests {
     #[test]
     fn every_layout_field_has_a_mirror() {
-        assert_eq!(
-            super::rust_layout().len(),
-            pld_model::AbiLayout::FIELDS.len()
-        );
+        assert_eq!(super::rust_layout().len(), pld_model::AbiLayout::FIELDS.len());
     }
 }

@@ -24,70 +24,59 @@ pub struct DeviceBinary {
 
 impl std::fmt::Debug for DeviceBinary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceBinary")
-            .field("name", &self.name)
-            .field("hash", &self.hash)
-            .finish()
+        f.debug_struct("DeviceBinary").field("name", &self.name).field("hash", &self.hash).finish()
     }
 }
 
 impl DeviceBinary {
     /// Loads a binary embedded in the executable (`include_bytes!`), through an anonymous
     /// in-memory file so nothing is left behind on disk.
-    pub fn from_bytes(
-        name: &str,
-        image: &[u8],
-        expected_hash: Option<&str>,
-    ) -> Result<DeviceBinary> {
-        let sys = |what: &str, e: std::io::Error| {
-            Error::system(format!("{what} for device binary `{name}`"), e)
-        };
+    ///
+    /// # Safety
+    /// Loading runs the binary's initialisers and later calls run its kernels: `image` must be a
+    /// device binary produced by pld-backend (the identity checks catch stale and foreign pld
+    /// binaries, not arbitrary shared objects).
+    pub unsafe fn from_bytes(name: &str, image: &[u8], expected_hash: Option<&str>) -> Result<DeviceBinary> {
+        let sys = |what: &str, e: std::io::Error| Error::system(format!("{what} for device binary `{name}`"), e);
         let fd = rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC)
             .map_err(|e| sys("memfd_create", e.into()))?;
         let mut file = std::fs::File::from(fd);
-        file.write_all(image)
-            .map_err(|e| sys("writing the image", e))?;
+        file.write_all(image).map_err(|e| sys("writing the image", e))?;
         let path = format!("/proc/self/fd/{}", file.as_raw_fd());
-        Self::load(
-            name,
-            Path::new(&path),
-            expected_hash,
-            Some(OwnedFd::from(file)),
-        )
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::load(name, Path::new(&path), expected_hash, Some(OwnedFd::from(file))) }
     }
 
     /// Loads a binary from a file, e.g. one a build script wrote.
-    pub fn open(path: &Path, expected_hash: Option<&str>) -> Result<DeviceBinary> {
-        Self::load(&path.display().to_string(), path, expected_hash, None)
+    ///
+    /// # Safety
+    /// As [`DeviceBinary::from_bytes`]: the file must be a device binary built by pld-backend.
+    pub unsafe fn open(path: &Path, expected_hash: Option<&str>) -> Result<DeviceBinary> {
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::load(&path.display().to_string(), path, expected_hash, None) }
     }
 
-    fn load(
+    /// # Safety
+    /// As [`DeviceBinary::from_bytes`].
+    unsafe fn load(
         name: &str,
         path: &Path,
         expected_hash: Option<&str>,
         image: Option<OwnedFd>,
     ) -> Result<DeviceBinary> {
-        let bad = |reason: String| Error::DeviceBinary {
-            binary: name.to_owned(),
-            reason,
-        };
-        // SAFETY: device binaries are produced by pld-backend; their initialisers are the C
-        // runtime's own. The identity checks below run before any kernel is called.
-        let library = unsafe { libloading::Library::new(path) }
-            .map_err(|e| bad(format!("cannot be loaded: {e}")))?;
+        let bad = |reason: String| Error::DeviceBinary { binary: name.to_owned(), reason };
+        // SAFETY: the caller vouches for the binary; the identity checks below run before any
+        // kernel is called.
+        let library = unsafe { libloading::Library::new(path) }.map_err(|e| bad(format!("cannot be loaded: {e}")))?;
         let missing = |what: &str| bad(format!("has no `{what}`: it was not built by pld-backend"));
 
         // SAFETY: `pld_abi_version` is a `const uint32_t` in every pld device binary.
         let version = unsafe {
-            let sym = library
-                .get::<*const u32>(b"pld_abi_version")
-                .map_err(|_| missing("pld_abi_version"))?;
+            let sym = library.get::<*const u32>(b"pld_abi_version").map_err(|_| missing("pld_abi_version"))?;
             **sym
         };
         if version != ABI_VERSION {
-            return Err(bad(format!(
-                "was built for device ABI {version}, this runtime speaks {ABI_VERSION}"
-            )));
+            return Err(bad(format!("was built for device ABI {version}, this runtime speaks {ABI_VERSION}")));
         }
         // SAFETY: `pld_abi_layout` has this signature in ABI version `ABI_VERSION`.
         let layout = unsafe {
@@ -107,24 +96,15 @@ impl DeviceBinary {
         }
         // SAFETY: `pld_content_hash` is a NUL-terminated `const char[]` in every binary.
         let hash = unsafe {
-            let sym = library
-                .get::<*const c_char>(b"pld_content_hash")
-                .map_err(|_| missing("pld_content_hash"))?;
+            let sym = library.get::<*const c_char>(b"pld_content_hash").map_err(|_| missing("pld_content_hash"))?;
             CStr::from_ptr(*sym).to_string_lossy().into_owned()
         };
         if let Some(expected) = expected_hash
             && expected != hash
         {
-            return Err(bad(format!(
-                "has content hash {hash}, but {expected} was expected (stale binary)"
-            )));
+            return Err(bad(format!("has content hash {hash}, but {expected} was expected (stale binary)")));
         }
-        Ok(DeviceBinary {
-            name: name.to_owned(),
-            hash,
-            library,
-            _image: image,
-        })
+        Ok(DeviceBinary { name: name.to_owned(), hash, library, _image: image })
     }
 
     /// The binary's name (its file, or the name it was embedded under).
@@ -142,10 +122,7 @@ impl DeviceBinary {
         // SAFETY: every exported kernel symbol of a pld binary has the `pld_kernel_fn` signature.
         unsafe { self.library.get::<KernelFn>(symbol.as_bytes()) }
             .map(|sym| *sym)
-            .map_err(|_| Error::DeviceBinary {
-                binary: self.name.clone(),
-                reason: format!("has no kernel `{symbol}`"),
-            })
+            .map_err(|_| Error::DeviceBinary { binary: self.name.clone(), reason: format!("has no kernel `{symbol}`") })
     }
 }
 
@@ -169,18 +146,11 @@ pub(crate) fn builtins() -> Result<&'static Builtins> {
     static BUILTINS: OnceLock<Result<Builtins>> = OnceLock::new();
     BUILTINS
         .get_or_init(|| {
-            let binary = DeviceBinary::from_bytes(
-                "pld_builtins",
-                BUILTINS_IMAGE,
-                Some(env!("PLD_BUILTINS_HASH")),
-            )?;
-            let kernels = KernelVariant::all()
-                .map(|v| Ok((v, binary.kernel(&v.symbol())?)))
-                .collect::<Result<_>>()?;
-            Ok(Builtins {
-                _binary: binary,
-                kernels,
-            })
+            // SAFETY: the image is the builtin library pld-backend built for this crate.
+            let binary =
+                unsafe { DeviceBinary::from_bytes("pld_builtins", BUILTINS_IMAGE, Some(env!("PLD_BUILTINS_HASH"))) }?;
+            let kernels = KernelVariant::all().map(|v| Ok((v, binary.kernel(&v.symbol())?))).collect::<Result<_>>()?;
+            Ok(Builtins { _binary: binary, kernels })
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -203,11 +173,7 @@ impl std::fmt::Debug for Kernel {
 impl Kernel {
     /// Looks up the kernel `name` of `binary`.
     pub fn new(binary: &Arc<DeviceBinary>, name: &str) -> Result<Kernel> {
-        Ok(Kernel {
-            function: binary.kernel(name)?,
-            binary: Arc::clone(binary),
-            name: name.into(),
-        })
+        Ok(Kernel { function: binary.kernel(name)?, binary: Arc::clone(binary), name: name.into() })
     }
 
     /// The kernel's symbol.

@@ -25,10 +25,8 @@ unsafe extern "C" fn futex_sleep(_: *mut c_void, cell: *const i32, observed: i32
     // SAFETY: the kernel passes a pointer to a live, aligned i32 cell of a window; AtomicU32 has
     // the same size and alignment, and the cell is only ever accessed atomically.
     let word = unsafe { &*cell.cast::<AtomicU32>() };
-    let timeout = futex::Timespec {
-        tv_sec: (timeout_ns / 1_000_000_000) as _,
-        tv_nsec: (timeout_ns % 1_000_000_000) as _,
-    };
+    let timeout =
+        futex::Timespec { tv_sec: (timeout_ns / 1_000_000_000) as _, tv_nsec: (timeout_ns % 1_000_000_000) as _ };
     // EAGAIN (the value already changed), EINTR and ETIMEDOUT all mean "look again".
     let _ = futex::wait(word, futex::Flags::empty(), observed as u32, Some(&timeout));
 }
@@ -40,23 +38,11 @@ unsafe extern "C" fn futex_wake(_: *mut c_void, _peer: i32, cell: *const i32) {
     let _ = futex::wake(word, futex::Flags::empty(), i32::MAX as u32);
 }
 
-unsafe extern "C" fn unsupported_put(
-    _: *mut c_void,
-    _: i32,
-    _: u64,
-    _: *const c_void,
-    _: u64,
-) -> i32 {
+unsafe extern "C" fn unsupported_put(_: *mut c_void, _: i32, _: u64, _: *const c_void, _: u64) -> i32 {
     DeviceStatus::Unsupported as i32
 }
 
-unsafe extern "C" fn unsupported_get(
-    _: *mut c_void,
-    _: i32,
-    _: *mut c_void,
-    _: u64,
-    _: u64,
-) -> i32 {
+unsafe extern "C" fn unsupported_get(_: *mut c_void, _: i32, _: *mut c_void, _: u64, _: u64) -> i32 {
     DeviceStatus::Unsupported as i32
 }
 
