@@ -18,6 +18,12 @@ pub struct WindowArgs {
 impl Parse for WindowArgs {
     fn parse(input: ParseStream<'_>) -> syn::Result<WindowArgs> {
         let elem = input.parse()?;
+        if input.is_empty() {
+            return Err(syn::Error::new(
+                input.span(),
+                "window! needs a shape after the element type: `window!(f32, [1, SIZE])`",
+            ));
+        }
         input.parse::<Token![,]>()?;
         let shape = input.parse()?;
         input.parse::<Option<Token![,]>>()?;

@@ -107,8 +107,10 @@ pub fn parse_call(
                 keywords_started = true;
                 let key = name.to_string();
                 if !contract.keywords.contains(&key.as_str()) {
-                    let what = format!("keyword for {}", bang(collective));
-                    errors.spanned(&name, unknown(&what, &key, contract.keywords));
+                    errors.spanned(
+                        &name,
+                        format!("{}: {}", bang(collective), unknown("keyword", &key, contract.keywords)),
+                    );
                     continue;
                 }
                 if seen.contains(&key) {

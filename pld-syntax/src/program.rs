@@ -51,7 +51,15 @@ pub struct Parsed {
 
 /// Parses `#[pld::program(<attr>)] <item>`. Fails only when `item` is not an inline module.
 pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed> {
-    let module: ItemMod = syn::parse2(item)?;
+    let module: ItemMod = match syn::parse2::<Item>(item)? {
+        Item::Mod(module) => module,
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                "#[pld::program] goes on a module: `#[pld::program] mod name { ... }`",
+            ));
+        }
+    };
     let mut errors = Errors::default();
     let mut items = Vec::new();
     if !attr.is_empty() {
