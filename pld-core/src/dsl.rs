@@ -92,3 +92,13 @@ pub fn signal<S: AsSignal + ?Sized>(s: &S) -> &Window<'_, i32> {
 pub fn counts<C: AsCounts + ?Sized>(c: &C) -> &Window<'_, i32> {
     c.as_counts()
 }
+
+/// `stage_in!`'s host data: anything that views as `[T]` (a slice, an array, a `Vec`, a row).
+pub fn host_data<T, D: AsRef<[T]> + ?Sized>(data: &D) -> &[T] {
+    data.as_ref()
+}
+
+/// `stage_out!`'s host data: anything that views mutably as `[T]`.
+pub fn host_data_mut<T, D: AsMut<[T]> + ?Sized>(data: &mut D) -> &mut [T] {
+    data.as_mut()
+}

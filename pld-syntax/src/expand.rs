@@ -64,6 +64,11 @@ fn expand_host_fn(host: &HostFn) -> TokenStream {
         #[allow(clippy::unit_arg, unreachable_code, clippy::needless_return)]
         #vis fn #name #generics (#h: &::pld::Host<'_> #comma #inputs) -> ::pld::Result<#ret> #where_clause {
             #(#hoisted)*
+            // Host-code builtins, as closures so they also resolve inside other macros' tokens.
+            #[allow(unused_variables)]
+            let ranks = || #h.ranks();
+            #[allow(unused_variables)]
+            let world_size = || #h.nranks();
             ::core::result::Result::Ok(#body)
         }
     }
@@ -130,8 +135,7 @@ fn program_type(program: &Program) -> TokenStream {
     }
 }
 
-/// Rewrites a canonical body: DSL macros become runtime calls, `ranks()` and `world_size()`
-/// ask the host, and `return e` returns `Ok(e)`.
+/// Rewrites a canonical body: DSL macros become runtime calls and `return e` returns `Ok(e)`.
 struct Expand {
     /// False inside closures, whose `return` is their own.
     returns_rewritten: bool,
@@ -171,25 +175,11 @@ impl VisitMut for Expand {
     }
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
-        let h = host_ident();
         match expr {
             Expr::Macro(m) => {
                 if let Some(kind) = DslMacro::from_path(&m.mac.path) {
                     *expr = Expr::Verbatim(expand_site(kind, &m.mac));
                     return;
-                }
-            }
-            Expr::Call(call) if call.args.is_empty() => {
-                if let Expr::Path(p) = &*call.func {
-                    let span = p.span();
-                    if p.path.is_ident("ranks") {
-                        *expr = Expr::Verbatim(quote_spanned!(span=> #h.ranks()));
-                        return;
-                    }
-                    if p.path.is_ident("world_size") {
-                        *expr = Expr::Verbatim(quote_spanned!(span=> #h.nranks()));
-                        return;
-                    }
                 }
             }
             Expr::Closure(_) => {
@@ -218,7 +208,10 @@ fn expand_alloc(kind: DslMacro, mac: &Macro, name: &Ident) -> TokenStream {
     let label = name.to_string();
     match kind {
         DslMacro::Window => match mac.parse_body::<WindowArgs>() {
-            Ok(WindowArgs { elem, shape }) => quote_spanned!(mac.path.span()=> #h.window::<#elem>(#label, #shape)?),
+            Ok(WindowArgs { elem, mut shape }) => {
+                inner(&mut shape);
+                quote_spanned!(mac.path.span()=> #h.window::<#elem>(#label, #shape)?)
+            }
             Err(e) => e.to_compile_error(),
         },
         _ => quote_spanned!(mac.path.span()=> #h.signal(#label)?),
@@ -229,14 +222,19 @@ fn expand_alloc(kind: DslMacro, mac: &Macro, name: &Ident) -> TokenStream {
 fn expand_site(kind: DslMacro, mac: &Macro) -> TokenStream {
     let h = host_ident();
     let result = match kind {
-        DslMacro::Collective(c) => parse_call(c, mac.tokens.clone(), close_span(mac)).map(|call| expand_call(&call)),
-        DslMacro::StageIn => stage_args(mac).map(|[w, r, data]| {
-            let w = window(&w);
-            quote_spanned!(mac.path.span()=> #h.write(#w, #r, &(#data)[..])?)
+        DslMacro::Collective(c) => parse_call(c, mac.tokens.clone(), close_span(mac)).map(|mut call| {
+            call.windows.iter_mut().chain(&mut call.root).chain(&mut call.signal).for_each(inner);
+            expand_call(&call)
         }),
-        DslMacro::StageOut => stage_args(mac).map(|[w, r, data]| {
+        DslMacro::StageIn => stage_args(mac).map(|[mut w, mut r, mut data]| {
+            [&mut w, &mut r, &mut data].into_iter().for_each(inner);
             let w = window(&w);
-            quote_spanned!(mac.path.span()=> #h.read_into(#w, #r, &mut (#data)[..])?)
+            quote_spanned!(mac.path.span()=> #h.write(#w, #r, ::pld::dsl::host_data(&#data))?)
+        }),
+        DslMacro::StageOut => stage_args(mac).map(|[mut w, mut r, mut data]| {
+            [&mut w, &mut r, &mut data].into_iter().for_each(inner);
+            let w = window(&w);
+            quote_spanned!(mac.path.span()=> #h.read_into(#w, #r, ::pld::dsl::host_data_mut(&mut #data))?)
         }),
         DslMacro::Window | DslMacro::Signal => {
             Err(syn::Error::new_spanned(&mac.path, format!("bind a {0} with `let name = {0}!(...)`", kind.name())))
@@ -246,6 +244,11 @@ fn expand_site(kind: DslMacro, mac: &Macro) -> TokenStream {
         let e = e.to_compile_error();
         quote!({ #e })
     })
+}
+
+/// Expands host-code forms (`world_size()`, nested DSL macros) inside a macro's arguments.
+fn inner(expr: &mut Expr) {
+    Expand { returns_rewritten: false }.visit_expr_mut(expr);
 }
 
 /// `&w` checked to be a window, at the operand's span (`pld::dsl::AsWindow`).

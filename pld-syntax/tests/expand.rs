@@ -1,0 +1,161 @@
+//! Expansion snapshots: what each collective macro becomes, pretty-printed. The hoisted
+//! `__auto_*` signals are visible and named, and a call site inside a loop allocates once (its
+//! signal is bound before the loop). Update with `UPDATE_EXPECT=1 cargo test -p pld-syntax`.
+
+use expect_test::{ExpectFile, expect_file};
+use quote::quote;
+
+fn check(program: proc_macro2::TokenStream, expected: ExpectFile) {
+    let parsed = pld_syntax::parse_program(quote!(), program).expect("a module");
+    assert!(parsed.errors.is_none(), "{:?}", parsed.errors);
+    let tokens = pld_syntax::expand_program(&parsed.program);
+    let file: syn::File = syn::parse2(tokens).expect("expansion parses as Rust");
+    expected.assert_eq(&prettyplease::unparse(&file));
+}
+
+#[test]
+fn all_reduce() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run(rounds: usize) {
+                    let data = window!(f32, [1, 256]);
+                    all_reduce!(data, op = max, mode = ring, nranks = 4);
+                    for _ in 0..rounds {
+                        all_reduce!(data);
+                    }
+                }
+            }
+        },
+        expect_file!["snapshots/all_reduce.rs"],
+    );
+}
+
+#[test]
+fn all_gather() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run() {
+                    let local = window!(u8, [1, 16]);
+                    let target = window!(u8, [4, 16]);
+                    let s = signal!();
+                    loop {
+                        all_gather!(local, target);
+                        break;
+                    }
+                    all_gather!(local, target, signal = s);
+                }
+            }
+        },
+        expect_file!["snapshots/all_gather.rs"],
+    );
+}
+
+#[test]
+fn reduce_scatter() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run() {
+                    let data = window!(bf16, [4, 16]);
+                    while false {
+                        reduce_scatter!(data, op = prod);
+                    }
+                }
+            }
+        },
+        expect_file!["snapshots/reduce_scatter.rs"],
+    );
+}
+
+#[test]
+fn broadcast() {
+    check(
+        quote! {
+            mod demo {
+                const N: usize = 4;
+                #[pld::host]
+                pub fn run(root: usize) {
+                    let data = window!(i64, [8]);
+                    broadcast!(data, root = root);
+                    broadcast!(data, root = 3, nranks = N);
+                }
+            }
+        },
+        expect_file!["snapshots/broadcast.rs"],
+    );
+}
+
+#[test]
+fn all_to_all() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run() {
+                    let input = window!(f64, [4, 2]);
+                    let target = window!(f64, [4, 2]);
+                    for _ in 0..2 {
+                        all_to_all!(input, target);
+                    }
+                }
+            }
+        },
+        expect_file!["snapshots/all_to_all.rs"],
+    );
+}
+
+#[test]
+fn all_to_all_v() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run() -> Vec<i32> {
+                    let input = window!(f32, [4 * 3, 2]);
+                    let target = window!(f32, [4 * 3, 2]);
+                    let send = window!(i32, [4]);
+                    let recv = window!(i32, [4]);
+                    for r in ranks() {
+                        stage_in!(send, r, [1, 2, 3, 0]);
+                    }
+                    for _ in 0..3 {
+                        all_to_all_v!(input, target, send, recv, nranks = 4);
+                    }
+                    let mut out = vec![0; 4];
+                    stage_out!(recv, 0, out);
+                    out
+                }
+            }
+        },
+        expect_file!["snapshots/all_to_all_v.rs"],
+    );
+}
+
+#[test]
+fn barrier() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run() -> usize {
+                    let s = signal!();
+                    barrier!();
+                    for _ in 0..10 {
+                        barrier!();
+                        barrier!(s);
+                    }
+                    if world_size() > 1 {
+                        return world_size();
+                    }
+                    0
+                }
+            }
+        },
+        expect_file!["snapshots/barrier.rs"],
+    );
+}
