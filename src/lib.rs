@@ -45,8 +45,8 @@
 
 pub use pld_core::*;
 pub use pld_macros::{
-    all_gather, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, host, program, reduce_scatter, signal,
-    stage_in, stage_out, window,
+    all_gather, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, host, kernel, launch, program,
+    reduce_scatter, signal, stage_in, stage_out, window,
 };
 
 /// The names a pld program uses most.

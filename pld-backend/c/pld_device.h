@@ -353,4 +353,27 @@ static inline uint16_t pld_f32_to_f16(float f) {
     return sign | (uint16_t)((r - 0x38000000u) >> 13);
 }
 
+/* ---------------------------------------------------------------- kernel-language arithmetic */
+
+/* Integers compute in int64_t and wrap like Rust's wrapping ops (through uint64_t). */
+static inline int64_t pld_wrap_i(uint64_t v) { int64_t r; memcpy(&r, &v, 8); return r; }
+/* Division and remainder; the caller has excluded a zero divisor. */
+static inline int64_t pld_idiv(int64_t a, int64_t b) { return b == -1 ? pld_wrap_i(0 - (uint64_t)a) : a / b; }
+static inline int64_t pld_irem(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
+static inline int64_t pld_max_i(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t pld_min_i(int64_t a, int64_t b) { return a < b ? a : b; }
+/* Float max/min propagate NaN, like the builtin reductions. */
+static inline double pld_max_d(double a, double b) { return (a > b || a != a) ? a : b; }
+static inline double pld_min_d(double a, double b) { return (a < b || a != a) ? a : b; }
+/* Float to integer as Rust's `as` does it: saturating, NaN to 0. */
+static inline int64_t pld_f2i(double v, int bits, int is_unsigned) {
+    if (v != v) return 0;
+    double lo = is_unsigned ? 0.0 : (bits == 32 ? -2147483648.0 : -9223372036854775808.0);
+    double hi = is_unsigned ? (bits == 32 ? 4294967295.0 : 18446744073709551615.0)
+                            : (bits == 32 ? 2147483647.0 : 9223372036854775807.0);
+    if (v <= lo) return is_unsigned ? 0 : (bits == 32 ? INT32_MIN : INT64_MIN);
+    if (v >= hi) return is_unsigned ? (bits == 32 ? (int64_t)UINT32_MAX : -1) : (bits == 32 ? INT32_MAX : INT64_MAX);
+    return is_unsigned ? (int64_t)(uint64_t)v : (int64_t)v;
+}
+
 #endif /* PLD_DEVICE_H */

@@ -55,10 +55,19 @@ impl DeviceCompiler {
         };
         std::fs::create_dir_all(out_dir)
             .map_err(|source| BackendError::Write { path: out_dir.to_path_buf(), source })?;
-        write(out_dir.join(HEADER_NAME), HEADER)?;
         let c_file = out_dir.join(format!("{name}.c"));
-        write(c_file.clone(), &source.to_c())?;
         let so = out_dir.join(format!("lib{name}.so"));
+        let c = source.to_c();
+        // Unchanged device code is not recompiled (an edit to host code alone, say).
+        let header_path = out_dir.join(HEADER_NAME);
+        let unchanged = std::fs::read_to_string(&c_file).is_ok_and(|old| old == c)
+            && std::fs::read_to_string(&header_path).is_ok_and(|old| old == HEADER)
+            && so.exists();
+        if unchanged {
+            return Ok(DeviceArtifact { path: so, hash: source.hash().to_owned(), c_file });
+        }
+        write(header_path, HEADER)?;
+        write(c_file.clone(), &c)?;
 
         let mut cmd = self.command()?;
         cmd.args(["-std=gnu11", "-shared", "-fPIC", "-Wall", "-Wno-unused-function"]);

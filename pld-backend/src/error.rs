@@ -23,6 +23,20 @@ pub enum BackendError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// A source file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A program has mistakes (rendered against the source).
+    #[error("{0}")]
+    Program(String),
+    /// Not run from a build script and no output directory given.
+    #[error("OUT_DIR is not set: run from a build script, or give Build::out_dir")]
+    NoOutDir,
     /// The C compiler rejected the generated code.
     #[error("the C compiler failed on {source_file} with {status}:\n{stderr}")]
     Compile {

@@ -7,13 +7,17 @@
 //! generated code can be checked against golden files without a compiler.
 
 mod abi;
+mod build;
 mod builtins;
 mod compile;
 mod error;
+mod lower;
 mod source;
 
 pub use abi::{HEADER, HEADER_NAME};
+pub use build::Build;
 pub use builtins::builtin_source;
 pub use compile::{DeviceArtifact, DeviceCompiler};
 pub use error::BackendError;
+pub use lower::{kernel_symbol, lower_kernel};
 pub use source::DeviceSource;

@@ -1,9 +1,13 @@
 //! Support for the code `#[pld::program]` generates: operand checks as trait bounds, so a
 //! misuse visible in the types is a compile error that says what pld expects.
 
+use std::marker::PhantomData;
+use std::sync::Arc;
+
 use pld_model::Element;
 
-use crate::Window;
+use crate::window::Allocation;
+use crate::{DeviceBinary, Error, Kernel, Result, Window};
 
 /// Something a collective can take as a window operand: a [`Window`] (or a reference to one).
 #[diagnostic::on_unimplemented(
@@ -101,4 +105,102 @@ pub fn host_data<T, D: AsRef<[T]> + ?Sized>(data: &D) -> &[T] {
 /// `stage_out!`'s host data: anything that views mutably as `[T]`.
 pub fn host_data_mut<T, D: AsMut<[T]> + ?Sized>(data: &mut D) -> &mut [T] {
     data.as_mut()
+}
+
+/// The device binary of one program (built by `pld_backend::Build` from the crate's build
+/// script and embedded), checked against the program's kernels.
+#[derive(Debug)]
+pub struct ProgramBinary {
+    binary: Arc<DeviceBinary>,
+    program: &'static str,
+}
+
+impl ProgramBinary {
+    /// Loads `image` for `program`, refusing it unless it holds this program's kernels as
+    /// hashed by the program macro (`kernels_hash`).
+    pub fn load(program: &'static str, image: &'static [u8], kernels_hash: &str) -> Result<ProgramBinary> {
+        // SAFETY: the image is the crate's device binary, written by pld-backend from the
+        // crate's build script; its ABI identity is checked on load, the program hash below.
+        let binary = unsafe { DeviceBinary::from_bytes(&format!("pld_device_{program}"), image, None) }?;
+        let symbol = format!("pld_program_hash__{program}");
+        match binary.string_symbol(&symbol) {
+            Some(found) if found == kernels_hash => Ok(ProgramBinary { binary: Arc::new(binary), program }),
+            Some(found) => Err(Error::DeviceBinary {
+                binary: binary.name().to_owned(),
+                reason: format!(
+                    "holds kernels of program `{program}` with hash {found}, but the program's kernels hash to \
+                     {kernels_hash} (stale binary)"
+                ),
+            }),
+            None => Err(Error::DeviceBinary {
+                binary: binary.name().to_owned(),
+                reason: format!(
+                    "has no kernels of program `{program}`: add the file that holds it to the build script's \
+                     `pld_backend::Build::file` list"
+                ),
+            }),
+        }
+    }
+
+    /// The kernel `symbol`.
+    pub fn kernel(&self, symbol: &str) -> Result<Kernel> {
+        Kernel::new(&self.binary, symbol)
+    }
+
+    /// The program's name.
+    pub fn program(&self) -> &'static str {
+        self.program
+    }
+}
+
+/// The arguments of one kernel launch, built in parameter order by the generated launchers:
+/// two words per tensor or window (address or offset, then length), one per scalar.
+#[derive(Default)]
+pub struct KernelArgs<'a> {
+    pub(crate) words: Vec<u64>,
+    /// Copies of read-only host tensors: the launch is queued, the caller's data may change.
+    pub(crate) copies: Vec<Vec<u64>>,
+    pub(crate) windows: Vec<Arc<Allocation>>,
+    /// A writable host tensor: the launch waits for the kernel before returning.
+    pub(crate) blocking: bool,
+    _borrows: PhantomData<&'a mut ()>,
+}
+
+impl<'a> KernelArgs<'a> {
+    /// No arguments yet.
+    pub fn new() -> KernelArgs<'a> {
+        KernelArgs::default()
+    }
+
+    /// A `&Tensor<T>` parameter: the data is copied, so the caller may reuse it at once.
+    pub fn tensor<T: Element>(&mut self, data: &[T]) {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let mut copy = vec![0u64; bytes.len().div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut copy)[..bytes.len()].copy_from_slice(bytes);
+        self.words.extend([copy.as_ptr() as u64, data.len() as u64]);
+        self.copies.push(copy);
+    }
+
+    /// A `&mut Tensor<T>` parameter: the kernel writes the caller's memory, so the launch
+    /// returns only once the kernel has run.
+    pub fn tensor_mut<T: Element>(&mut self, data: &'a mut [T]) {
+        self.words.extend([data.as_mut_ptr() as u64, data.len() as u64]);
+        self.blocking = true;
+    }
+
+    /// A `&DistributedTensor<T>` parameter.
+    pub fn window<T: Element>(&mut self, window: &Window<'_, T>) {
+        self.words.extend([window.offset() as u64, window.len() as u64]);
+        self.windows.push(window.allocation());
+    }
+
+    /// An integer scalar.
+    pub fn int(&mut self, value: i64) {
+        self.words.push(value as u64);
+    }
+
+    /// A float scalar.
+    pub fn float(&mut self, value: f64) {
+        self.words.push(value.to_bits());
+    }
 }

@@ -182,6 +182,46 @@ impl<'w> Host<'w> {
         Ok(())
     }
 
+    /// Queues `kernel` on rank `device` with arguments built for it; waits for it when it
+    /// writes host memory.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameters (the launchers `#[pld::program]` generates
+    /// guarantee it).
+    pub unsafe fn launch_args(&self, kernel: &Kernel, device: usize, args: crate::dsl::KernelArgs<'_>) -> Result<()> {
+        self.check_rank(device, || format!("launching {}", kernel.name()))?;
+        for alloc in &args.windows {
+            if !Arc::ptr_eq(alloc.shared(), self.world.shared()) {
+                return Err(Error::BadOperand {
+                    call: format!("launch of {}", kernel.name()),
+                    role: "window",
+                    buffer: alloc.name().to_owned(),
+                    expected: "a window of this world".into(),
+                    found: "a window of another world".into(),
+                });
+            }
+        }
+        let blocking = args.blocking;
+        let crate::dsl::KernelArgs { words, copies, windows, .. } = args;
+        let kernel = kernel.clone();
+        let call: Arc<str> = format!("kernel {} on rank {device}", kernel.name()).into();
+        let label = Arc::clone(&call);
+        // The host pointers in `words` stay valid: copies travel with the task, and a writable
+        // host tensor is borrowed until the blocking wait below returns.
+        self.world.enqueue(
+            device,
+            Task {
+                call,
+                signal: None,
+                work: Box::new(move |state| {
+                    let _alive = (&copies, &windows);
+                    state.run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label)
+                }),
+            },
+        );
+        if blocking { self.sync() } else { Ok(()) }
+    }
+
     pub(crate) fn enqueue(&self, rank: usize, task: Task) {
         self.world.enqueue(rank, task);
     }

@@ -37,6 +37,9 @@ pub use pld_model::{
 };
 pub use tensor::Tensor;
 pub use window::{Buffer, Shape, Window};
+
+/// A window as kernels see it: the name kernel signatures use for `Window`.
+pub type DistributedTensor<'h, T> = Window<'h, T>;
 pub use world::{DEFAULT_TIMEOUT_MS, DEFAULT_WINDOW_BYTES, World, WorldBuilder};
 
 /// f16 and bf16, the element types of `half`.

@@ -193,6 +193,10 @@ impl<'h, T: Element> Window<'h, T> {
         Arc::ptr_eq(&self.alloc, &other.alloc)
     }
 
+    pub(crate) fn allocation(&self) -> Arc<Allocation> {
+        Arc::clone(&self.alloc)
+    }
+
     pub(crate) fn belongs_to(&self, shared: &Arc<Shared>) -> bool {
         Arc::ptr_eq(self.alloc.shared(), shared)
     }

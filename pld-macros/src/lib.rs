@@ -69,6 +69,32 @@ pub fn host(_attr: TokenStream, item: TokenStream) -> TokenStream {
     pld_syntax::host_outside_program(item.into()).into()
 }
 
+/// Marks a function of a [`macro@program`] module as a kernel: device code, in pld's kernel
+/// language (a Rust subset), compiled by the crate's build script into the device binary and
+/// queued on a rank with [`launch!`]. Outside a program module it is an error.
+///
+/// Parameters: `&Tensor<T>` / `&mut Tensor<T>` (one rank's host data), `&DistributedTensor<T>` /
+/// `&mut DistributedTensor<T>` (a window), integer and float scalars. Statements: `let [mut]`,
+/// assignments, `for i in a..b`, `if`/`else`, `return;`. Primitives: `rank()`, `nranks()`,
+/// `len(t)`, `load`, `store`, `fill`, `add` `sub` `mul` `div` `max` `min` on tiles,
+/// `remote_load`, `remote_store` (plain or `AtomicAdd`), `put`, `get`, `notify` (`Set` or
+/// `AtomicAdd`), `wait` (`Eq` or `Ge`). Offsets and lengths count elements.
+///
+/// ```ignore
+/// #[pld::kernel]
+/// pub fn publish(input: &Tensor<f32>, data: &mut DistributedTensor<f32>) {
+///     let t = load(input, 0, len(input));
+///     store(data, 0, t);
+/// }
+/// ```
+///
+/// (Kernels need a build script, so this example is not compiled here; the `pld-demo` crate
+/// of the repository has complete, tested programs.)
+#[proc_macro_attribute]
+pub fn kernel(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    pld_syntax::kernel_outside_program(item.into()).into()
+}
+
 /// Outside a host function every DSL macro is an error naming itself; inside one,
 /// `#[pld::program]` has already replaced it, so these bodies only ever produce that error.
 macro_rules! host_only {
@@ -346,4 +372,16 @@ host_only! {
     /// # Ok::<(), pld::Error>(())
     /// ```
     stage_out;
+
+    /// `launch!(kernel(args..), device = r)`: queues a kernel of the program on rank `r`.
+    /// Arguments are checked by rustc against the kernel's parameters: host data (`&[T]` or
+    /// anything that views as one) for `&Tensor<T>`, mutable host data for `&mut Tensor<T>`
+    /// (the launch then waits for the kernel), a window for `&DistributedTensor<T>`, scalars.
+    ///
+    /// ```ignore
+    /// for r in ranks() {
+    ///     launch!(publish(inputs.row(r), data), device = r);
+    /// }
+    /// ```
+    launch;
 }

@@ -15,11 +15,14 @@ pub enum DslMacro {
     StageIn,
     /// `stage_out!(window, rank, host_data)`: copy a rank's view out to host data.
     StageOut,
+    /// `launch!(kernel(args..), device = r)`: queue a kernel on rank `r`.
+    Launch,
 }
 
 impl DslMacro {
     /// Every non-collective DSL macro, with its name.
-    const OTHERS: [(&'static str, DslMacro); 4] = [
+    const OTHERS: [(&'static str, DslMacro); 5] = [
+        ("launch", DslMacro::Launch),
         ("window", DslMacro::Window),
         ("signal", DslMacro::Signal),
         ("stage_in", DslMacro::StageIn),

@@ -8,12 +8,14 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, ExprMacro, FnArg, Ident, Local, Macro, Pat, ReturnType, Stmt};
 
-use pld_model::{AllReduceMode, Collective, ReduceOp};
+use pld_model::{AllReduceMode, Collective, DType, ReduceOp};
 
 use crate::alloc::{WindowArgs, stage_args};
 use crate::call::{CollectiveCall, NRanks, parse_call};
 use crate::dsl::DslMacro;
 use crate::host::{HostFn, close_span};
+use crate::kernel::{Param, ParamKind};
+use crate::launch::{Kernels, LaunchCall, parse_launch};
 use crate::program::{Program, ProgramItem};
 
 /// The host scope every host function receives.
@@ -21,19 +23,129 @@ fn host_ident() -> Ident {
     Ident::new("__pld_host", Span::call_site())
 }
 
-/// The whole module.
-pub fn expand_program(program: &Program) -> TokenStream {
+/// The whole module. `complete` says the program had no errors: only then is the device
+/// binary embedded (a program with errors would otherwise also report a missing build script).
+pub fn expand_program(program: &Program, complete: bool) -> TokenStream {
     let Program { attrs, vis, ident, items } = program;
+    let kernels: Vec<(String, Option<Vec<Param>>)> = program.kernels().map(|k| (k.name(), k.params.clone())).collect();
     let items = items.iter().map(|item| match item {
-        ProgramItem::Host(host) => expand_host_fn(host),
+        ProgramItem::Host(host) => expand_host_fn(host, &kernels),
+        ProgramItem::Kernel(_) => quote!(),
         ProgramItem::Item(item) => quote!(#item),
     });
     let program_type = program_type(program);
+    let device = device_binary(program, complete);
     quote! {
         #(#attrs)*
         #vis mod #ident {
             #(#items)*
             #program_type
+            #device
+        }
+    }
+}
+
+/// The Rust type of a kernel parameter at launch.
+fn launch_param_type(kind: &ParamKind) -> TokenStream {
+    let elem = |dtype: DType| -> TokenStream {
+        match dtype {
+            DType::F16 => quote!(::pld::f16),
+            DType::BF16 => quote!(::pld::bf16),
+            other => {
+                let ident = Ident::new(other.name(), Span::call_site());
+                quote!(#ident)
+            }
+        }
+    };
+    match kind {
+        ParamKind::Tensor { dtype, mutable: false } => {
+            let t = elem(*dtype);
+            quote!(&[#t])
+        }
+        ParamKind::Tensor { dtype, mutable: true } => {
+            let t = elem(*dtype);
+            quote!(&mut [#t])
+        }
+        ParamKind::Window { dtype, .. } => {
+            let t = elem(*dtype);
+            quote!(&::pld::Window<'_, #t>)
+        }
+        ParamKind::Int(name) | ParamKind::Float(name) => {
+            let ident = Ident::new(name, Span::call_site());
+            quote!(#ident)
+        }
+    }
+}
+
+/// The device binary of a program with kernels, and one typed launcher per kernel.
+fn device_binary(program: &Program, complete: bool) -> TokenStream {
+    if program.kernels().next().is_none() {
+        return quote!();
+    }
+    let module = program.ident.to_string();
+    let hash = program.kernels_hash();
+    let image = if complete {
+        quote!(::core::result::Result::Ok(::core::include_bytes!(::core::env!(
+            "PLD_DEVICE_BINARY",
+            "this pld program has kernels, which are compiled by a build script: add `pld-backend` to \
+             [build-dependencies] and a build.rs with `fn main() { pld_backend::Build::new().file(\"src/main.rs\").compile(); }` \
+             naming the file that holds the program"
+        ))))
+    } else {
+        quote!(::core::result::Result::Err(::pld::Error::DeviceBinary {
+            binary: #module.into(),
+            reason: "the program did not compile".into(),
+        }))
+    };
+    let launchers = program.kernels().filter_map(|k| {
+        let params = k.params.as_ref()?;
+        let name = &k.func.sig.ident;
+        let symbol = format!("pld_kernel_{module}__{name}");
+        let (decls, pushes): (Vec<_>, Vec<_>) = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let arg = format_ident!("arg{i}");
+                let ty = launch_param_type(&p.kind);
+                let push = match p.kind {
+                    ParamKind::Tensor { mutable: false, .. } => quote!(args.tensor(#arg);),
+                    ParamKind::Tensor { mutable: true, .. } => quote!(args.tensor_mut(#arg);),
+                    ParamKind::Window { .. } => quote!(args.window(#arg);),
+                    ParamKind::Int(_) => quote!(args.int(#arg as i64);),
+                    ParamKind::Float(_) => quote!(args.float(#arg as f64);),
+                };
+                (quote!(#arg: #ty), push)
+            })
+            .unzip();
+        Some(quote! {
+            #[allow(clippy::unnecessary_cast, clippy::too_many_arguments)]
+            pub fn #name(host: &::pld::Host<'_>, device: usize, #(#decls),*) -> ::pld::Result<()> {
+                let kernel = super::__pld_device()?.kernel(#symbol)?;
+                let mut args = ::pld::dsl::KernelArgs::new();
+                #(#pushes)*
+                // SAFETY: the kernel was generated by pld-backend from this very signature, and
+                // the binary's hash of this program's kernels was checked when it was loaded.
+                unsafe { host.launch_args(&kernel, device, args) }
+            }
+        })
+    });
+    quote! {
+        /// The program's device binary, loaded once and checked against this program's kernels.
+        fn __pld_device() -> ::pld::Result<&'static ::pld::dsl::ProgramBinary> {
+            static DEVICE: ::std::sync::OnceLock<::pld::Result<::pld::dsl::ProgramBinary>> = ::std::sync::OnceLock::new();
+            DEVICE
+                .get_or_init(|| {
+                    let image: ::pld::Result<&'static [u8]> = #image;
+                    ::pld::dsl::ProgramBinary::load(#module, image?, #hash)
+                })
+                .as_ref()
+                .map_err(::core::clone::Clone::clone)
+        }
+
+        /// Typed launchers, one per kernel: rustc checks `launch!` arguments against them.
+        #[doc(hidden)]
+        pub mod __pld_launch {
+            #(#launchers)*
         }
     }
 }
@@ -47,7 +159,7 @@ fn return_type(host: &HostFn) -> TokenStream {
 
 /// `fn f(args) -> R { body }` becomes `fn f(__pld_host: &pld::Host<'_>, args) -> pld::Result<R>`
 /// with the hoisted signals allocated first.
-fn expand_host_fn(host: &HostFn) -> TokenStream {
+fn expand_host_fn(host: &HostFn, kernels: &Kernels) -> TokenStream {
     let HostFn { attrs, vis, sig, hoisted, body } = host;
     let h = host_ident();
     let (name, generics, inputs, where_clause) = (&sig.ident, &sig.generics, &sig.inputs, &sig.generics.where_clause);
@@ -57,7 +169,7 @@ fn expand_host_fn(host: &HostFn) -> TokenStream {
         quote!(let #binding = #h.signal(#label)?;)
     });
     let mut body = body.clone();
-    Expand { returns_rewritten: true }.visit_block_mut(&mut body);
+    Expand { returns_rewritten: true, kernels }.visit_block_mut(&mut body);
     let comma = if inputs.is_empty() { quote!() } else { quote!(,) };
     quote! {
         #(#attrs)*
@@ -136,12 +248,14 @@ fn program_type(program: &Program) -> TokenStream {
 }
 
 /// Rewrites a canonical body: DSL macros become runtime calls and `return e` returns `Ok(e)`.
-struct Expand {
+struct Expand<'a> {
     /// False inside closures, whose `return` is their own.
     returns_rewritten: bool,
+    /// The program's kernels, for `launch!`.
+    kernels: &'a Kernels,
 }
 
-impl VisitMut for Expand {
+impl VisitMut for Expand<'_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 
     fn visit_local_mut(&mut self, local: &mut Local) {
@@ -157,7 +271,7 @@ impl VisitMut for Expand {
             && let Expr::Macro(ExprMacro { mac, .. }) = &*init.expr
             && let Some(kind @ (DslMacro::Window | DslMacro::Signal)) = DslMacro::from_path(&mac.path)
         {
-            *init.expr = Expr::Verbatim(expand_alloc(kind, mac, &name));
+            *init.expr = Expr::Verbatim(self.expand_alloc(kind, mac, &name));
             return;
         }
         visit_mut::visit_local_mut(self, local);
@@ -167,7 +281,7 @@ impl VisitMut for Expand {
         if let Stmt::Macro(m) = stmt
             && let Some(kind) = DslMacro::from_path(&m.mac.path)
         {
-            let expr = Expr::Verbatim(expand_site(kind, &m.mac));
+            let expr = Expr::Verbatim(self.expand_site(kind, &m.mac));
             *stmt = Stmt::Expr(expr, Some(m.semi_token.unwrap_or_default()));
             return;
         }
@@ -178,7 +292,7 @@ impl VisitMut for Expand {
         match expr {
             Expr::Macro(m) => {
                 if let Some(kind) = DslMacro::from_path(&m.mac.path) {
-                    *expr = Expr::Verbatim(expand_site(kind, &m.mac));
+                    *expr = Expr::Verbatim(self.expand_site(kind, &m.mac));
                     return;
                 }
             }
@@ -202,53 +316,75 @@ impl VisitMut for Expand {
     }
 }
 
-/// `let name = window!(T, shape)` / `let name = signal!()`.
-fn expand_alloc(kind: DslMacro, mac: &Macro, name: &Ident) -> TokenStream {
-    let h = host_ident();
-    let label = name.to_string();
-    match kind {
-        DslMacro::Window => match mac.parse_body::<WindowArgs>() {
-            Ok(WindowArgs { elem, mut shape }) => {
-                inner(&mut shape);
-                quote_spanned!(mac.path.span()=> #h.window::<#elem>(#label, #shape)?)
-            }
-            Err(e) => e.to_compile_error(),
-        },
-        _ => quote_spanned!(mac.path.span()=> #h.signal(#label)?),
-    }
-}
-
-/// One DSL macro outside a `let`: a collective or a staging copy.
-fn expand_site(kind: DslMacro, mac: &Macro) -> TokenStream {
-    let h = host_ident();
-    let result = match kind {
-        DslMacro::Collective(c) => parse_call(c, mac.tokens.clone(), close_span(mac)).map(|mut call| {
-            call.windows.iter_mut().chain(&mut call.root).chain(&mut call.signal).for_each(inner);
-            expand_call(&call)
-        }),
-        DslMacro::StageIn => stage_args(mac).map(|[mut w, mut r, mut data]| {
-            [&mut w, &mut r, &mut data].into_iter().for_each(inner);
-            let w = window(&w);
-            quote_spanned!(mac.path.span()=> #h.write(#w, #r, ::pld::dsl::host_data(&#data))?)
-        }),
-        DslMacro::StageOut => stage_args(mac).map(|[mut w, mut r, mut data]| {
-            [&mut w, &mut r, &mut data].into_iter().for_each(inner);
-            let w = window(&w);
-            quote_spanned!(mac.path.span()=> #h.read_into(#w, #r, ::pld::dsl::host_data_mut(&mut #data))?)
-        }),
-        DslMacro::Window | DslMacro::Signal => {
-            Err(syn::Error::new_spanned(&mac.path, format!("bind a {0} with `let name = {0}!(...)`", kind.name())))
+impl Expand<'_> {
+    /// `let name = window!(T, shape)` / `let name = signal!()`.
+    fn expand_alloc(&self, kind: DslMacro, mac: &Macro, name: &Ident) -> TokenStream {
+        let h = host_ident();
+        let label = name.to_string();
+        match kind {
+            DslMacro::Window => match mac.parse_body::<WindowArgs>() {
+                Ok(WindowArgs { elem, mut shape }) => {
+                    self.inner(&mut shape);
+                    quote_spanned!(mac.path.span()=> #h.window::<#elem>(#label, #shape)?)
+                }
+                Err(e) => e.to_compile_error(),
+            },
+            _ => quote_spanned!(mac.path.span()=> #h.signal(#label)?),
         }
-    };
-    result.unwrap_or_else(|e| {
-        let e = e.to_compile_error();
-        quote!({ #e })
-    })
-}
+    }
 
-/// Expands host-code forms (`world_size()`, nested DSL macros) inside a macro's arguments.
-fn inner(expr: &mut Expr) {
-    Expand { returns_rewritten: false }.visit_expr_mut(expr);
+    /// One DSL macro outside a `let`: a collective or a staging copy.
+    fn expand_site(&self, kind: DslMacro, mac: &Macro) -> TokenStream {
+        let h = host_ident();
+        let result = match kind {
+            DslMacro::Collective(c) => parse_call(c, mac.tokens.clone(), close_span(mac)).map(|mut call| {
+                call.windows.iter_mut().chain(&mut call.root).chain(&mut call.signal).for_each(|e| self.inner(e));
+                expand_call(&call)
+            }),
+            DslMacro::StageIn => stage_args(mac).map(|[mut w, mut r, mut data]| {
+                [&mut w, &mut r, &mut data].into_iter().for_each(|e| self.inner(e));
+                let w = window(&w);
+                quote_spanned!(mac.path.span()=> #h.write(#w, #r, ::pld::dsl::host_data(&#data))?)
+            }),
+            DslMacro::StageOut => stage_args(mac).map(|[mut w, mut r, mut data]| {
+                [&mut w, &mut r, &mut data].into_iter().for_each(|e| self.inner(e));
+                let w = window(&w);
+                quote_spanned!(mac.path.span()=> #h.read_into(#w, #r, ::pld::dsl::host_data_mut(&mut #data))?)
+            }),
+            DslMacro::Launch => parse_launch(mac.tokens.clone(), close_span(mac), self.kernels).map(|mut launch| {
+                launch.args.iter_mut().chain([&mut launch.device]).for_each(|e| self.inner(e));
+                self.expand_launch(&launch)
+            }),
+            DslMacro::Window | DslMacro::Signal => {
+                Err(syn::Error::new_spanned(&mac.path, format!("bind a {0} with `let name = {0}!(...)`", kind.name())))
+            }
+        };
+        result.unwrap_or_else(|e| {
+            let e = e.to_compile_error();
+            quote!({ #e })
+        })
+    }
+
+    /// Expands host-code forms (`world_size()`, nested DSL macros) inside a macro's arguments.
+    fn inner(&self, expr: &mut Expr) {
+        Expand { returns_rewritten: false, kernels: self.kernels }.visit_expr_mut(expr);
+    }
+
+    /// `launch!(k(args..), device = r)`: the typed launcher, arguments adapted per parameter.
+    fn expand_launch(&self, launch: &LaunchCall) -> TokenStream {
+        let h = host_ident();
+        let LaunchCall { kernel, args, device } = launch;
+        let params = self.kernels.iter().find(|(n, _)| kernel == n).and_then(|(_, p)| p.as_ref());
+        let args = args.iter().enumerate().map(|(i, arg)| match params.map(|p| &p[i].kind) {
+            Some(ParamKind::Tensor { mutable: false, .. }) => quote_spanned!(arg.span()=> ::pld::dsl::host_data(&#arg)),
+            Some(ParamKind::Tensor { mutable: true, .. }) => {
+                quote_spanned!(arg.span()=> ::pld::dsl::host_data_mut(&mut #arg))
+            }
+            Some(ParamKind::Window { .. }) => window(arg),
+            _ => quote!(#arg),
+        });
+        quote_spanned!(kernel.span()=> __pld_launch::#kernel(#h, #device, #(#args),*)?)
+    }
 }
 
 /// `&w` checked to be a window, at the operand's span (`pld::dsl::AsWindow`).

@@ -17,6 +17,7 @@ use pld_model::Collective;
 use crate::call::{CollectiveCall, parse_call};
 use crate::dsl::DslMacro;
 use crate::errors::Errors;
+use crate::launch::{Kernels, parse_launch};
 use crate::print::call_tokens;
 
 /// A `#[pld::host]` function in canonical form.
@@ -93,7 +94,12 @@ pub(crate) fn is_attr(attr: &Attribute, name: &str) -> bool {
 
 /// Parses one host function. A signature that cannot be a host function is an error (the
 /// function is dropped); mistakes at call sites go to `errors` and stay embedded in the body.
-pub(crate) fn parse_host_fn(func: syn::ItemFn, names: &mut AutoNames, errors: &mut Errors) -> syn::Result<HostFn> {
+pub(crate) fn parse_host_fn(
+    func: syn::ItemFn,
+    kernels: &Kernels,
+    names: &mut AutoNames,
+    errors: &mut Errors,
+) -> syn::Result<HostFn> {
     let syn::ItemFn { attrs, vis, sig, block, .. } = func;
     let mut signature = Errors::default();
     if let Some(receiver) = sig.receiver() {
@@ -119,7 +125,7 @@ pub(crate) fn parse_host_fn(func: syn::ItemFn, names: &mut AutoNames, errors: &m
         hoisted.push(Hoisted { name, collective });
         body.stmts.remove(0);
     }
-    let mut canon = Canonicalize { names, errors, hoisted: Vec::new() };
+    let mut canon = Canonicalize { names, errors, hoisted: Vec::new(), kernels };
     canon.visit_block_mut(&mut body);
     hoisted.extend(canon.hoisted);
     Ok(HostFn { attrs, vis, sig, hoisted, body })
@@ -142,6 +148,7 @@ struct Canonicalize<'a> {
     names: &'a mut AutoNames,
     errors: &'a mut Errors,
     hoisted: Vec<Hoisted>,
+    kernels: &'a Kernels,
 }
 
 /// The span of a macro's closing delimiter, where a missing argument is reported.
@@ -176,6 +183,7 @@ impl Canonicalize<'_> {
             DslMacro::Window => crate::alloc::check_window(mac).map(|()| Site::Keep),
             DslMacro::Signal => crate::alloc::check_signal(mac).map(|()| Site::Keep),
             DslMacro::StageIn | DslMacro::StageOut => crate::alloc::check_stage(kind, mac).map(|()| Site::Keep),
+            DslMacro::Launch => parse_launch(mac.tokens.clone(), close_span(mac), self.kernels).map(|_| Site::Keep),
         };
         result.unwrap_or_else(|error| {
             let compile_error = error.to_compile_error();
@@ -237,6 +245,20 @@ impl VisitMut for Canonicalize<'_> {
     }
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::Call(call) = expr
+            && let Expr::Path(p) = &*call.func
+            && let Some(name) = p.path.get_ident()
+            && self.kernels.iter().any(|(k, _)| name == k)
+        {
+            let error = syn::Error::new_spanned(
+                &*call,
+                format!("kernel `{name}` runs on a rank: launch it with `launch!({name}(..), device = r)`"),
+            );
+            let compile_error = error.to_compile_error();
+            self.errors.push(error);
+            *expr = Expr::Verbatim(quote! { { #compile_error } });
+            return;
+        }
         if let Expr::Macro(m) = expr
             && let Some(kind) = dsl_macro(&m.mac)
         {

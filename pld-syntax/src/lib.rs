@@ -13,6 +13,8 @@ mod dsl;
 mod errors;
 mod expand;
 mod host;
+pub mod kernel;
+mod launch;
 mod print;
 mod program;
 mod suggest;
@@ -24,14 +26,20 @@ pub use call::{CollectiveCall, NRanks, parse_call};
 pub use dsl::DslMacro;
 pub use expand::expand_program;
 pub use host::{Hoisted, HostFn};
-pub use program::{Parsed, Program, ProgramItem, parse_program};
+pub use launch::{LaunchCall, parse_launch};
+pub use program::{KernelFn, Parsed, Program, ProgramItem, parse_program};
 pub use suggest::did_you_mean;
+
+/// Whether an attribute is `#[pld::program]` (or `#[program]` after `use pld::program`).
+pub fn is_program_attr(attr: &syn::Attribute) -> bool {
+    host::is_attr(attr, "program")
+}
 
 /// `#[pld::program]`: the whole pipeline, as the proc macro runs it. Never fails: mistakes come
 /// out as `compile_error!`s where they were made.
 pub fn program_macro(attr: TokenStream, item: TokenStream) -> TokenStream {
     match parse_program(attr, item.clone()) {
-        Ok(parsed) => expand_program(&parsed.program),
+        Ok(parsed) => expand_program(&parsed.program, parsed.errors.is_none()),
         Err(error) => {
             let error = error.to_compile_error();
             quote!(#error #item)
@@ -55,6 +63,13 @@ pub fn host_outside_program(item: TokenStream) -> TokenStream {
         }
         Err(_) => syn::Error::new(proc_macro2::Span::call_site(), message).to_compile_error(),
     }
+}
+
+/// `#[pld::kernel]` outside a program: an error, and nothing else.
+pub fn kernel_outside_program(item: TokenStream) -> TokenStream {
+    let message = "#[pld::kernel] functions belong in a #[pld::program] module, whose build script compiles them";
+    let span = syn::parse2::<syn::ItemFn>(item).map_or(proc_macro2::Span::call_site(), |f| f.sig.ident.span());
+    syn::Error::new(span, message).to_compile_error()
 }
 
 /// A DSL macro invoked outside a host function.

@@ -6,6 +6,7 @@ use syn::{Attribute, Ident, Item, ItemMod, Visibility};
 
 use crate::errors::Errors;
 use crate::host::{AutoNames, HostFn, is_attr, parse_host_fn};
+use crate::kernel::{KernelIr, Param, check_kernel, check_signature, kernels_hash};
 
 /// A `#[pld::program]` module in canonical form.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,11 +21,31 @@ pub struct Program {
     pub items: Vec<ProgramItem>,
 }
 
+/// A `#[pld::kernel]` function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelFn {
+    /// The function as written, `#[pld::kernel]` removed.
+    pub func: syn::ItemFn,
+    /// Its parameters, when the signature is valid (launches are generated from them).
+    pub params: Option<Vec<Param>>,
+    /// The checked kernel, when it is valid.
+    pub ir: Option<KernelIr>,
+}
+
+impl KernelFn {
+    /// The kernel's name.
+    pub fn name(&self) -> String {
+        self.func.sig.ident.to_string()
+    }
+}
+
 /// One item of a program.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProgramItem {
     /// A `#[pld::host]` function.
     Host(HostFn),
+    /// A `#[pld::kernel]` function.
+    Kernel(KernelFn),
     /// Anything else (constants, `use`s, helper functions), kept as written.
     Item(Item),
 }
@@ -34,8 +55,21 @@ impl Program {
     pub fn hosts(&self) -> impl Iterator<Item = &HostFn> {
         self.items.iter().filter_map(|item| match item {
             ProgramItem::Host(host) => Some(host),
-            ProgramItem::Item(_) => None,
+            _ => None,
         })
+    }
+
+    /// The kernels, in order.
+    pub fn kernels(&self) -> impl Iterator<Item = &KernelFn> {
+        self.items.iter().filter_map(|item| match item {
+            ProgramItem::Kernel(kernel) => Some(kernel),
+            _ => None,
+        })
+    }
+
+    /// The hash of the program's kernels (see [`kernels_hash`]).
+    pub fn kernels_hash(&self) -> String {
+        kernels_hash(self.kernels().filter_map(|k| k.ir.as_ref()))
     }
 }
 
@@ -73,11 +107,34 @@ pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed
             "#[pld::program] needs an inline module: `mod name { ... }`",
         ));
     };
+    // Kernels first: host code launches them, so their signatures must be known.
+    let mut kernels = Vec::new();
+    let mut content: Vec<Option<Item>> = content.into_iter().map(Some).collect();
+    for slot in &mut content {
+        if let Some(Item::Fn(func)) = slot
+            && func.attrs.iter().any(|a| is_attr(a, "kernel"))
+        {
+            let Some(Item::Fn(mut func)) = slot.take() else { unreachable!() };
+            func.attrs.retain(|a| !is_attr(a, "kernel"));
+            let params = check_signature(&func.sig).ok();
+            let ir = match check_kernel(&func) {
+                Ok(ir) => Some(ir),
+                Err(error) => {
+                    items.push(ProgramItem::Item(Item::Verbatim(error.to_compile_error())));
+                    errors.push(error);
+                    None
+                }
+            };
+            kernels.push(KernelFn { func, params, ir });
+        }
+    }
+    let signatures: Vec<(String, Option<Vec<Param>>)> = kernels.iter().map(|k| (k.name(), k.params.clone())).collect();
+    items.extend(kernels.into_iter().map(ProgramItem::Kernel));
     let mut names = AutoNames::default();
-    for item in content {
+    for item in content.into_iter().flatten() {
         match item {
             Item::Fn(func) if func.attrs.iter().any(|a| is_attr(a, "host")) => {
-                match parse_host_fn(func, &mut names, &mut errors) {
+                match parse_host_fn(func, &signatures, &mut names, &mut errors) {
                     Ok(host) => items.push(ProgramItem::Host(host)),
                     Err(error) => {
                         // The function is dropped, so its error stands in its place.

@@ -8,7 +8,7 @@ use quote::quote;
 fn check(program: proc_macro2::TokenStream, expected: ExpectFile) {
     let parsed = pld_syntax::parse_program(quote!(), program).expect("a module");
     assert!(parsed.errors.is_none(), "{:?}", parsed.errors);
-    let tokens = pld_syntax::expand_program(&parsed.program);
+    let tokens = pld_syntax::expand_program(&parsed.program, true);
     let file: syn::File = syn::parse2(tokens).expect("expansion parses as Rust");
     expected.assert_eq(&prettyplease::unparse(&file));
 }

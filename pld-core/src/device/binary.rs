@@ -117,6 +117,15 @@ impl DeviceBinary {
         &self.hash
     }
 
+    /// The NUL-terminated string a `const char name[]` symbol holds, if the binary has it.
+    pub fn string_symbol(&self, name: &str) -> Option<String> {
+        // SAFETY: pld binaries define their string symbols as NUL-terminated `const char[]`.
+        unsafe {
+            let sym = self.library.get::<*const c_char>(name.as_bytes()).ok()?;
+            Some(CStr::from_ptr(*sym).to_string_lossy().into_owned())
+        }
+    }
+
     /// Looks up a kernel by symbol. The pointer is valid while `self` lives.
     pub(crate) fn kernel(&self, symbol: &str) -> Result<KernelFn> {
         // SAFETY: every exported kernel symbol of a pld binary has the `pld_kernel_fn` signature.
