@@ -274,28 +274,31 @@ impl RankState {
     fn serve(mut self, queue: Receiver<Task>) {
         while let Ok(task) = queue.recv() {
             let shared = Arc::clone(&self.shared);
-            if shared.aborted() {
-                // A call already failed: this task would wait on a rank that stopped.
-                let error = Error::Aborted { rank: self.rank, call: task.call.to_string() };
-                shared.record_failure(error, task.signal);
-            } else {
-                let call = Arc::clone(&task.call);
-                let work = task.work;
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut self)));
-                let error = match outcome {
-                    Ok(Ok(())) => None,
-                    Ok(Err(error)) => Some(error),
-                    Err(panic) => Some(Error::RankPanicked {
-                        rank: self.rank,
-                        call: call.to_string(),
-                        message: panic_message(panic.as_ref()),
-                    }),
-                };
-                if let Some(error) = error {
-                    shared.record_failure(error, task.signal);
-                }
-            }
+            self.run(task, &shared);
+            // Everything the task held (its windows, its signal) is released by now, so a
+            // sync that sees the queue drained also sees the memory freed.
             shared.finish_task();
+        }
+    }
+
+    fn run(&mut self, task: Task, shared: &Shared) {
+        let Task { call, signal, work } = task;
+        let error = if shared.aborted() {
+            // A call already failed: this task would wait on a rank that stopped.
+            Some(Error::Aborted { rank: self.rank, call: call.to_string() })
+        } else {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(self))) {
+                Ok(Ok(())) => None,
+                Ok(Err(error)) => Some(error),
+                Err(panic) => Some(Error::RankPanicked {
+                    rank: self.rank,
+                    call: call.to_string(),
+                    message: panic_message(panic.as_ref()),
+                }),
+            }
+        };
+        if let Some(error) = error {
+            shared.record_failure(error, signal);
         }
     }
 
