@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pld_syntax::{Program, parse_program};
+use pld_syntax::{Program, programs_in_file};
 
 use crate::lower::lower_kernel;
 use crate::{BackendError, DeviceArtifact, DeviceCompiler, DeviceSource};
@@ -58,7 +58,7 @@ impl Build {
         for path in &self.files {
             let text =
                 std::fs::read_to_string(path).map_err(|source| BackendError::Read { path: path.clone(), source })?;
-            match programs_in(&text) {
+            match programs_in_file(&text) {
                 Ok(programs) => {
                     for program in programs {
                         body.push_str(&program_c(&program));
@@ -97,41 +97,6 @@ impl Build {
             }
         }
         result
-    }
-}
-
-/// Every `#[pld::program]` module in a file (inline modules searched too).
-fn programs_in(text: &str) -> syn::Result<Vec<Program>> {
-    let file = syn::parse_file(text)?;
-    let mut programs = Vec::new();
-    let mut errors: Option<syn::Error> = None;
-    collect(&file.items, &mut programs, &mut errors);
-    errors.map_or(Ok(programs), Err)
-}
-
-fn collect(items: &[syn::Item], programs: &mut Vec<Program>, errors: &mut Option<syn::Error>) {
-    for item in items {
-        let syn::Item::Mod(module) = item else { continue };
-        if module.attrs.iter().any(pld_syntax::is_program_attr) {
-            let tokens = quote::ToTokens::to_token_stream(module);
-            let parsed = parse_program(proc_macro2::TokenStream::new(), tokens);
-            match parsed {
-                Ok(parsed) => {
-                    match (parsed.errors, errors.as_mut()) {
-                        (Some(e), Some(all)) => all.combine(e),
-                        (Some(e), None) => *errors = Some(e),
-                        (None, _) => {}
-                    }
-                    programs.push(parsed.program);
-                }
-                Err(e) => match errors.as_mut() {
-                    Some(all) => all.combine(e),
-                    None => *errors = Some(e),
-                },
-            }
-        } else if let Some((_, content)) = &module.content {
-            collect(content, programs, errors);
-        }
     }
 }
 

@@ -213,6 +213,19 @@ impl VisitMut for Canonicalize<'_> {
         // Nested items are not host code.
     }
 
+    fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
+        visit_mut::visit_arm_mut(self, arm);
+        // A macro as a match arm's body prints inside braces; give it those braces now, so the
+        // canonical form is what printing and parsing again produce.
+        if let Expr::Macro(_) = &*arm.body {
+            let body = std::mem::replace(&mut *arm.body, Expr::Verbatim(TokenStream::new()));
+            *arm.body = syn::parse_quote!({ #body });
+        }
+        if let Expr::Block(_) = &*arm.body {
+            arm.comma = None; // as printed
+        }
+    }
+
     fn visit_local_mut(&mut self, local: &mut Local) {
         let simple = matches!(&local.pat, Pat::Ident(_))
             || matches!(&local.pat, Pat::Type(t) if matches!(&*t.pat, Pat::Ident(_)));

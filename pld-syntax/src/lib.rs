@@ -15,6 +15,7 @@ mod expand;
 mod host;
 pub mod kernel;
 mod launch;
+mod normalize;
 mod print;
 mod program;
 mod suggest;
@@ -27,8 +28,42 @@ pub use dsl::DslMacro;
 pub use expand::expand_program;
 pub use host::{Hoisted, HostFn};
 pub use launch::{LaunchCall, parse_launch};
+pub use print::print_program;
 pub use program::{KernelFn, Parsed, Program, ProgramItem, parse_program};
 pub use suggest::did_you_mean;
+
+/// Every `#[pld::program]` module of a Rust source file, inline modules searched too. Fails with
+/// every mistake found, combined.
+pub fn programs_in_file(text: &str) -> syn::Result<Vec<Program>> {
+    fn add(errors: &mut Option<syn::Error>, e: syn::Error) {
+        match errors.as_mut() {
+            Some(all) => all.combine(e),
+            None => *errors = Some(e),
+        }
+    }
+    fn collect(items: &[syn::Item], programs: &mut Vec<Program>, errors: &mut Option<syn::Error>) {
+        for item in items {
+            let syn::Item::Mod(module) = item else { continue };
+            if module.attrs.iter().any(is_program_attr) {
+                match parse_program(TokenStream::new(), quote::ToTokens::to_token_stream(module)) {
+                    Ok(parsed) => {
+                        if let Some(e) = parsed.errors {
+                            add(errors, e);
+                        }
+                        programs.push(parsed.program);
+                    }
+                    Err(e) => add(errors, e),
+                }
+            } else if let Some((_, content)) = &module.content {
+                collect(content, programs, errors);
+            }
+        }
+    }
+    let file = syn::parse_file(text)?;
+    let (mut programs, mut errors) = (Vec::new(), None);
+    collect(&file.items, &mut programs, &mut errors);
+    errors.map_or(Ok(programs), Err)
+}
 
 /// Whether an attribute is `#[pld::program]` (or `#[program]` after `use pld::program`).
 pub fn is_program_attr(attr: &syn::Attribute) -> bool {

@@ -101,12 +101,15 @@ pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed
         items.push(ProgramItem::Item(Item::Verbatim(error.to_compile_error())));
         errors.push(error);
     }
-    let Some((_, content)) = module.content else {
+    let Some((_, mut content)) = module.content else {
         return Err(syn::Error::new_spanned(
             module.semi.map(|s| quote!(#s)).unwrap_or_default(),
             "#[pld::program] needs an inline module: `mod name { ... }`",
         ));
     };
+    for item in &mut content {
+        syn::visit_mut::VisitMut::visit_item_mut(&mut crate::normalize::DropTrailingCommas, item);
+    }
     // Kernels first: host code launches them, so their signatures must be known.
     let mut kernels = Vec::new();
     let mut content: Vec<Option<Item>> = content.into_iter().map(Some).collect();
