@@ -10,7 +10,7 @@
 #[test]
 fn ui() {
     let cases = trybuild::TestCases::new();
-    for category in ["keyword", "value", "arity", "aliasing", "types", "placement"] {
+    for category in ["keyword", "value", "arity", "aliasing", "types", "placement", "kernel"] {
         cases.compile_fail(format!("tests/ui/{category}/*.rs"));
     }
     cases.pass("tests/ui/pass/*.rs");

@@ -129,7 +129,7 @@ struct Checker<'a> {
 }
 
 /// Placeholder for an expression that failed to check (its error is already recorded).
-const POISON: (KExpr, Ty) = (KExpr::Int(0), Ty::Int);
+const POISON: (KExpr, Ty) = (KExpr::Int(0), Ty::Error);
 
 impl Checker<'_> {
     fn block(&mut self, stmts: &[Stmt]) -> Vec<KStmt> {
@@ -275,9 +275,23 @@ impl Checker<'_> {
                 self.errors.push(self.macro_error(&m.mac));
                 None
             }
+            Expr::While(w) => {
+                self.errors.spanned(
+                    w.while_token,
+                    "`while` is not part of the kernel language: loop over a range, `for i in a..b`",
+                );
+                None
+            }
+            Expr::Loop(l) => {
+                self.errors.spanned(
+                    l.loop_token,
+                    "`loop` is not part of the kernel language: loop over a range, `for i in a..b`",
+                );
+                None
+            }
             other => {
                 let (_, ty) = self.expr(other);
-                if ty != Ty::Int || !matches!(other, Expr::Lit(_)) {
+                if ty != Ty::Error {
                     self.errors.spanned(other, "this expression does nothing; a kernel statement assigns, loops, branches or calls a primitive");
                 }
                 None
@@ -352,13 +366,13 @@ impl Checker<'_> {
     }
 
     fn expect(&mut self, at: &Expr, found: Ty, expected: Ty, what: &str) {
-        if found != expected {
+        if found != expected && found != Ty::Error {
             self.errors.spanned(at, format!("{what} must be {}, found {}", describe(expected), describe(found)));
         }
     }
 
     fn expect_scalar_of(&mut self, at: &Expr, found: Ty, expected: Ty) {
-        if found != expected {
+        if found != expected && found != Ty::Error && expected != Ty::Error {
             self.errors
                 .spanned(at, format!("expected {}, found {} (convert with `as`)", describe(expected), describe(found)));
         }
@@ -366,6 +380,7 @@ impl Checker<'_> {
 
     fn arith(&mut self, at: &Expr, op: BinOp, l: Ty, r: Ty) -> Ty {
         match (l, r) {
+            (Ty::Error, _) | (_, Ty::Error) => Ty::Error,
             (Ty::Int, Ty::Int) => Ty::Int,
             (Ty::Float, Ty::Float) if op != BinOp::Rem => Ty::Float,
             (Ty::Float, Ty::Float) => {
@@ -375,7 +390,7 @@ impl Checker<'_> {
             _ => {
                 self.errors
                     .spanned(at, format!("cannot combine {} and {}: convert with `as`", describe(l), describe(r)));
-                Ty::Int
+                Ty::Error
             }
         }
     }
@@ -433,6 +448,7 @@ impl Checker<'_> {
             Expr::Unary(u) => {
                 let (e, ty) = self.expr(&u.expr);
                 match (&u.op, ty) {
+                    (_, Ty::Error) => POISON,
                     (UnOp::Neg(_), Ty::Int | Ty::Float) => (KExpr::Neg(Box::new(e), ty), ty),
                     (UnOp::Not(_), Ty::Bool) => (KExpr::Not(Box::new(e)), Ty::Bool),
                     (UnOp::Deref(t), _) => {
@@ -468,7 +484,7 @@ impl Checker<'_> {
             }
             Expr::Cast(c) => {
                 let (e, ty) = self.expr(&c.expr);
-                if !matches!(ty, Ty::Int | Ty::Float) {
+                if !matches!(ty, Ty::Int | Ty::Float | Ty::Error) {
                     self.errors.spanned(&c.expr, format!("cannot cast {}", describe(ty)));
                 }
                 let target = match &*c.ty {
@@ -544,7 +560,7 @@ impl Checker<'_> {
     fn data(&mut self, e: &Expr, need_window: bool, need_mut: bool) -> Option<(usize, DType)> {
         let (_, ty) = self.expr(e);
         let Ty::Data(i) = ty else {
-            if ty != Ty::Int || !matches!(e, Expr::Lit(_)) {
+            if ty != Ty::Error {
                 let want = if need_window { "a `&DistributedTensor` parameter" } else { "a tensor parameter" };
                 self.errors.spanned(e, format!("expected {want}, found {}", describe(ty)));
             }
@@ -567,6 +583,7 @@ impl Checker<'_> {
     fn tile(&mut self, e: &Expr) -> Option<(String, DType)> {
         match self.expr(e) {
             (KExpr::Var(name, Ty::Tile(d)), _) => Some((name, d)),
+            (_, Ty::Error) => None,
             (_, ty) => {
                 self.errors.spanned(e, format!("expected a tile variable, found {}", describe(ty)));
                 None
@@ -787,6 +804,7 @@ fn describe(ty: Ty) -> String {
         Ty::Tile(d) => format!("a {d} tile"),
         Ty::Data(_) => "a tensor parameter".into(),
         Ty::Word => "a mode word".into(),
+        Ty::Error => "an erroneous expression".into(),
     }
 }
 

@@ -59,6 +59,9 @@ pub enum Ty {
     Data(usize),
     /// A `Set`/`AtomicAdd`/`Eq`/`Ge` word.
     Word,
+    /// An expression that failed to check: compatible with everything, so one mistake is
+    /// reported once (never lowered: a kernel with errors is not compiled).
+    Error,
 }
 
 /// Something indexable: a data parameter or a tile variable.
