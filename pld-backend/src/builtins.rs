@@ -20,7 +20,7 @@ pub fn builtin_source() -> DeviceSource {
         }
     }
     for variant in KernelVariant::all() {
-        c.push_str(&kernel(variant));
+        c.push_str(&builtin_kernel(variant));
     }
     DeviceSource::new(c)
 }
@@ -97,7 +97,8 @@ fn reduce_helper(op: ReduceOp, dtype: DType) -> String {
     )
 }
 
-fn kernel(variant: KernelVariant) -> String {
+/// The C of one builtin kernel variant (its reduction helper is part of [`builtin_source`]).
+pub fn builtin_kernel(variant: KernelVariant) -> String {
     let symbol = variant.symbol();
     let body = match (variant.kind, variant.reduction) {
         (KernelKind::AllReduceMesh, Some((op, dtype))) => all_reduce_mesh(op, dtype),

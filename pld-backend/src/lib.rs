@@ -16,7 +16,7 @@ mod source;
 
 pub use abi::{HEADER, HEADER_NAME};
 pub use build::Build;
-pub use builtins::builtin_source;
+pub use builtins::{builtin_kernel, builtin_source};
 pub use compile::{DeviceArtifact, DeviceCompiler};
 pub use error::BackendError;
 pub use lower::{kernel_symbol, lower_kernel};

@@ -70,7 +70,7 @@ pub fn check_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
 pub fn check_kernel(func: &syn::ItemFn) -> syn::Result<KernelIr> {
     let params = check_signature(&func.sig)?;
     let mut errors = Errors::default();
-    let mut checker = Checker { params: &params, scopes: vec![HashMap::new()], errors: &mut errors };
+    let mut checker = Checker { params: &params, scopes: vec![HashMap::new()], errors: &mut errors, bindings: 0 };
     let body = checker.block(&func.block.stmts);
     errors.finish()?;
     Ok(KernelIr { name: func.sig.ident.to_string(), params, body })
@@ -116,16 +116,19 @@ fn param_kind(ty: &Type) -> syn::Result<ParamKind> {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Local {
     ty: Ty,
     mutable: bool,
+    /// The binding's unique name in the IR: Rust shadows freely, C does not.
+    unique: String,
 }
 
 struct Checker<'a> {
     params: &'a [Param],
     scopes: Vec<HashMap<String, Local>>,
     errors: &'a mut Errors,
+    bindings: usize,
 }
 
 /// Placeholder for an expression that failed to check (its error is already recorded).
@@ -140,7 +143,16 @@ impl Checker<'_> {
     }
 
     fn lookup(&self, name: &str) -> Option<Local> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
+    }
+
+    /// Binds `name` in the innermost scope; returns its unique IR name.
+    fn bind(&mut self, name: &str, ty: Ty, mutable: bool) -> String {
+        self.bindings += 1;
+        let unique = format!("{name}_{}", self.bindings);
+        let local = Local { ty, mutable, unique: unique.clone() };
+        self.scopes.last_mut().expect("a scope").insert(name.to_owned(), local);
+        unique
     }
 
     fn param(&self, name: &str) -> Option<(usize, &Param)> {
@@ -170,7 +182,7 @@ impl Checker<'_> {
                 if let Ty::Data(_) | Ty::Word = ty {
                     self.errors.spanned(&init.expr, "only scalars and tiles can be bound with `let`");
                 }
-                self.scopes.last_mut().expect("a scope").insert(name.clone(), Local { ty, mutable });
+                let name = self.bind(&name, ty, mutable);
                 Some(KStmt::Let { name, ty, value })
             }
             Stmt::Macro(m) => {
@@ -237,8 +249,8 @@ impl Checker<'_> {
                 let (end_e, end_t) = self.expr(end);
                 self.expect(start, start_t, Ty::Int, "a loop bound");
                 self.expect(end, end_t, Ty::Int, "a loop bound");
-                let name = var.ident.to_string();
-                self.scopes.push(HashMap::from([(name.clone(), Local { ty: Ty::Int, mutable: false })]));
+                self.scopes.push(HashMap::new());
+                let name = self.bind(&var.ident.to_string(), Ty::Int, false);
                 let body = self.block(&f.body.stmts);
                 self.scopes.pop();
                 Some(KStmt::For { var: name, start: start_e, end: end_e, body })
@@ -301,7 +313,9 @@ impl Checker<'_> {
 
     fn place_ty(&self, place: &Place) -> Ty {
         match place {
-            Place::Var(name) => self.lookup(name).map_or(Ty::Int, |l| l.ty),
+            Place::Var(unique) => {
+                self.scopes.iter().flat_map(|s| s.values()).find(|l| &l.unique == unique).map_or(Ty::Error, |l| l.ty)
+            }
             Place::Elem { dtype, .. } => scalar_of(*dtype),
         }
     }
@@ -311,7 +325,9 @@ impl Checker<'_> {
             Expr::Path(p) => {
                 let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
                 match self.lookup(&name) {
-                    Some(Local { mutable: true, ty: Ty::Int | Ty::Float | Ty::Bool }) => Some(Place::Var(name)),
+                    Some(Local { mutable: true, ty: Ty::Int | Ty::Float | Ty::Bool, unique }) => {
+                        Some(Place::Var(unique))
+                    }
                     Some(Local { ty: Ty::Tile(_), .. }) => {
                         self.errors.spanned(expr, "assign tile elements (`t[i] = v`) or use `fill`");
                         None
@@ -350,8 +366,8 @@ impl Checker<'_> {
             return None;
         };
         let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-        if let Some(Local { ty: Ty::Tile(dtype), .. }) = self.lookup(&name) {
-            return Some((Base::Tile(name), dtype, true));
+        if let Some(Local { ty: Ty::Tile(dtype), unique, .. }) = self.lookup(&name) {
+            return Some((Base::Tile(unique), dtype, true));
         }
         match self.param(&name) {
             Some((
@@ -425,7 +441,7 @@ impl Checker<'_> {
                 };
                 let name = ident.to_string();
                 if let Some(local) = self.lookup(&name) {
-                    return (KExpr::Var(name, local.ty), local.ty);
+                    return (KExpr::Var(local.unique, local.ty), local.ty);
                 }
                 match name.as_str() {
                     "Set" | "AtomicAdd" | "Eq" | "Ge" => return (KExpr::Var(name, Ty::Word), Ty::Word),
