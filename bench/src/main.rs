@@ -1,0 +1,164 @@
+//! `pld-bench`: an nccl-tests-style benchmark of pld's collectives, with Open MPI side by side.
+//!
+//! ```text
+//! pld-bench all_reduce -b 8 -e 64M -f 4 -n 2 --baseline mpi --csv ar.csv --plot ar.svg
+//! ```
+//!
+//! For every size: time per operation (many calls queued, one sync: device time, not dispatch
+//! round trips), algbw = S / time, busbw = algbw x the nccl-tests factor, then a correctness
+//! run with a fresh exact pattern compared element by element (#wrong). `--baseline mpi` runs
+//! Open MPI's collective at the same sizes in the same invocation (by building and running
+//! `shared/baselines/collbench.c` with `mpicc`/`mpirun`) and adds a ratio column.
+
+mod measure;
+mod mpi;
+mod pattern;
+mod report;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, ValueEnum};
+
+/// The collectives the benchmark knows, by their pld names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+#[allow(clippy::enum_variant_names)]
+enum Coll {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    AllToAll,
+    AllToAllV,
+    Barrier,
+}
+
+impl Coll {
+    fn name(self) -> &'static str {
+        match self {
+            Coll::AllReduce => "all_reduce",
+            Coll::AllGather => "all_gather",
+            Coll::ReduceScatter => "reduce_scatter",
+            Coll::Broadcast => "broadcast",
+            Coll::AllToAll => "all_to_all",
+            Coll::AllToAllV => "all_to_all_v",
+            Coll::Barrier => "barrier",
+        }
+    }
+
+    /// nccl-tests' bus bandwidth factor.
+    fn bus_factor(self, n: usize) -> f64 {
+        let n = n as f64;
+        match self {
+            Coll::AllReduce => 2.0 * (n - 1.0) / n,
+            Coll::Broadcast | Coll::Barrier => 1.0,
+            _ => (n - 1.0) / n,
+        }
+    }
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "pld-bench", about = "nccl-tests-style benchmark of pld collectives, side by side with Open MPI")]
+struct Args {
+    /// The collective.
+    #[arg(value_enum)]
+    collective: Coll,
+    /// Smallest size (bytes; K, M, G suffixes).
+    #[arg(short = 'b', long = "minbytes", default_value = "8", value_parser = parse_size)]
+    min_bytes: usize,
+    /// Largest size.
+    #[arg(short = 'e', long = "maxbytes", default_value = "64M", value_parser = parse_size)]
+    max_bytes: usize,
+    /// Size step factor.
+    #[arg(short = 'f', long = "stepfactor", default_value_t = 4)]
+    factor: usize,
+    /// Ranks.
+    #[arg(short = 'n', long = "nranks", default_value_t = 2)]
+    nranks: usize,
+    /// all_reduce mode.
+    #[arg(long, default_value = "mesh")]
+    mode: String,
+    /// Reduce op.
+    #[arg(long, default_value = "sum")]
+    op: String,
+    /// Element type.
+    #[arg(long, default_value = "f32")]
+    dtype: String,
+    /// Seconds of timing per size.
+    #[arg(long, default_value_t = 0.25)]
+    time: f64,
+    /// Run a baseline side by side (only `mpi`).
+    #[arg(long)]
+    baseline: Option<String>,
+    /// collbench.c for the MPI baseline (default: the repository's `../shared/baselines`).
+    #[arg(long)]
+    collbench: Option<PathBuf>,
+    /// Write the table as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Write busbw against size as SVG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => text.split_at(i),
+        None => (text, ""),
+    };
+    let value: usize = digits.parse().map_err(|_| format!("not a size: `{text}`"))?;
+    let scale = match unit.to_ascii_uppercase().trim_end_matches('B') {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        other => return Err(format!("unknown size unit `{other}` in `{text}` (use K, M or G)")),
+    };
+    Ok(value * scale)
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    if args.factor < 2 {
+        bail!("-f must be 2 or more");
+    }
+    if args.nranks == 0 {
+        bail!("-n must be 1 or more");
+    }
+    let op = pld::ReduceOp::from_name(&args.op).with_context(|| format!("unknown op `{}`", args.op))?;
+    let mode = pld::AllReduceMode::from_name(&args.mode).with_context(|| format!("unknown mode `{}`", args.mode))?;
+    let dtype = pld::DType::from_name(&args.dtype).with_context(|| format!("unknown dtype `{}`", args.dtype))?;
+    let mut sizes = Vec::new();
+    if args.collective == Coll::Barrier {
+        sizes.push(0);
+    } else {
+        let mut b = args.min_bytes.max(1);
+        while b <= args.max_bytes {
+            sizes.push(b);
+            b *= args.factor;
+        }
+        if sizes.last() != Some(&args.max_bytes) {
+            sizes.push(args.max_bytes);
+        }
+    }
+    let config = measure::Config { coll: args.collective, nranks: args.nranks, op, mode, dtype, seconds: args.time };
+    let rows = measure::sweep(&config, &sizes)?;
+    let baseline = match args.baseline.as_deref() {
+        None => None,
+        Some("mpi") => Some(mpi::run(&config, &sizes, args.collbench.as_deref())?),
+        Some(other) => bail!("unknown baseline `{other}` (only `mpi`)"),
+    };
+    report::print(&config, &rows, baseline.as_ref());
+    if let Some(path) = &args.csv {
+        report::csv(path, &config, &rows, baseline.as_ref())?;
+    }
+    if let Some(path) = &args.plot {
+        report::plot(path, &config, &rows, baseline.as_ref())?;
+    }
+    if rows.iter().any(|r| r.wrong > 0) {
+        bail!("wrong results (see #wrong)");
+    }
+    Ok(())
+}

@@ -1,0 +1,212 @@
+//! Timing pld's collectives and checking their results.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+use pld::{AllReduce, AllReduceMode, Broadcast, DType, Host, Opts, ReduceOp, ReduceScatter, Window, World};
+
+use crate::Coll;
+use crate::pattern::{BenchElem, inputs, reduced};
+
+/// What to measure.
+pub struct Config {
+    pub coll: Coll,
+    pub nranks: usize,
+    pub op: ReduceOp,
+    pub mode: AllReduceMode,
+    pub dtype: DType,
+    pub seconds: f64,
+}
+
+/// One size's result.
+pub struct Row {
+    /// S in nccl-tests' sense (bytes).
+    pub bytes: usize,
+    /// Elements per rank (per peer block for gather/scatter/all-to-all).
+    pub count: usize,
+    pub time_us: f64,
+    pub algbw: f64,
+    pub busbw: f64,
+    pub wrong: usize,
+}
+
+/// Calls queued between two syncs while timing (bounds the memory of queued tasks).
+const BATCH: usize = 2048;
+
+pub fn sweep(config: &Config, sizes: &[usize]) -> Result<Vec<Row>> {
+    macro_rules! typed {
+        ($($d:ident => $t:ty),*) => {
+            match config.dtype { $(DType::$d => sweep_typed::<$t>(config, sizes),)* }
+        };
+    }
+    typed!(I8 => i8, U8 => u8, I32 => i32, U32 => u32, I64 => i64, U64 => u64,
+           F16 => pld::f16, BF16 => pld::bf16, F32 => f32, F64 => f64)
+}
+
+/// (elements per rank or per block, S bytes) for a requested size.
+fn shape(coll: Coll, bytes: usize, n: usize, elem: usize) -> (usize, usize) {
+    match coll {
+        Coll::Barrier => (0, 0),
+        Coll::AllGather | Coll::ReduceScatter | Coll::AllToAll | Coll::AllToAllV => {
+            let chunk = (bytes / elem / n).max(1);
+            (chunk, chunk * n * elem)
+        }
+        Coll::AllReduce | Coll::Broadcast => {
+            let count = (bytes / elem).max(1);
+            (count, count * elem)
+        }
+    }
+}
+
+fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Vec<Row>> {
+    let n = config.nranks;
+    let elem = config.dtype.size();
+    let max = sizes.iter().map(|&b| shape(config.coll, b, n, elem).0).max().unwrap_or(1).max(1);
+    let world = World::local(n)?;
+    let host = world.host()?;
+    // Windows at the largest size, allocated (and faulted in) once; each size views a prefix.
+    let a = host.alloc("a", n * max * elem)?;
+    let b = host.alloc("b", n * max * elem)?;
+    let send = host.window::<i32>("send_counts", [n])?;
+    let recv = host.window::<i32>("recv_counts", [n])?;
+    let signal = host.signal("signal")?;
+    let progress = ProgressBar::new(sizes.len() as u64).with_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} sizes {msg}").expect("a valid template"),
+    );
+    progress.set_prefix(format!("pld {} x{n}", config.coll.name()));
+    let mut rows = Vec::new();
+    for &requested in sizes {
+        let (count, bytes) = shape(config.coll, requested, n, elem);
+        progress.set_message(format!("{bytes} B"));
+        let (wa, wb) = match config.coll {
+            Coll::AllGather => (a.view::<T>([count])?, b.view::<T>([n, count])?),
+            Coll::AllToAllV => (a.view::<T>([n * count, 1])?, b.view::<T>([n * count, 1])?),
+            Coll::ReduceScatter | Coll::AllToAll => (a.view::<T>([n, count])?, b.view::<T>([n, count])?),
+            _ => (a.view::<T>([count])?, b.view::<T>([count])?),
+        };
+        if config.coll == Coll::AllToAllV {
+            for r in 0..n {
+                host.write(&send, r, &vec![count as i32; n])?;
+            }
+        }
+        let call = || -> pld::Result<()> {
+            let opts = Opts::new().signal(&signal);
+            match config.coll {
+                Coll::AllReduce => {
+                    host.all_reduce(&wa, AllReduce::mesh().mode(config.mode).op(config.op).signal(&signal))
+                }
+                Coll::AllGather => host.all_gather(&wa, &wb, opts),
+                Coll::ReduceScatter => host.reduce_scatter(&wa, ReduceScatter::new().op(config.op).signal(&signal)),
+                Coll::Broadcast => host.broadcast(&wa, Broadcast::root(0).signal(&signal)),
+                Coll::AllToAll => host.all_to_all(&wa, &wb, opts),
+                Coll::AllToAllV => host.all_to_all_v(&wa, &wb, &send, &recv, opts),
+                Coll::Barrier => host.barrier(opts),
+            }
+        };
+        let time = time_per_call(&host, &call, config.seconds)?;
+        let wrong = check::<T>(config, &host, &wa, &wb, count, &call)?;
+        let time_us = time.as_secs_f64() * 1e6;
+        let algbw = if time_us > 0.0 { bytes as f64 / time_us / 1e3 } else { 0.0 };
+        rows.push(Row { bytes, count, time_us, algbw, busbw: algbw * config.coll.bus_factor(n), wrong });
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    Ok(rows)
+}
+
+/// Average time of one call: calls are queued back to back and synchronised once per batch.
+fn time_per_call(host: &Host<'_>, call: &dyn Fn() -> pld::Result<()>, seconds: f64) -> Result<Duration> {
+    let run = |iters: usize| -> Result<Duration> {
+        host.sync()?;
+        let start = Instant::now();
+        let mut left = iters;
+        while left > 0 {
+            for _ in 0..left.min(BATCH) {
+                call()?;
+            }
+            left = left.saturating_sub(BATCH);
+            host.sync()?;
+        }
+        Ok(start.elapsed())
+    };
+    run(2)?; // warm up: scratch, page tables, caches
+    let mut iters = 1;
+    let mut elapsed = run(iters)?;
+    while elapsed < Duration::from_millis(20) && iters < 1 << 20 {
+        iters *= 4;
+        elapsed = run(iters)?;
+    }
+    let per_call = elapsed.as_secs_f64() / iters as f64;
+    let iters = ((seconds / per_call.max(1e-9)) as usize).clamp(5, 2_000_000);
+    Ok(run(iters)? / iters as u32)
+}
+
+/// Writes a fresh pattern, runs once, and counts the elements that differ from the expected.
+fn check<T: BenchElem>(
+    config: &Config,
+    host: &Host<'_>,
+    a: &Window<'_, T>,
+    b: &Window<'_, T>,
+    count: usize,
+    call: &dyn Fn() -> pld::Result<()>,
+) -> Result<usize> {
+    let n = config.nranks;
+    let (op, k) = (config.op, 7);
+    let mut wrong = 0;
+    let count_wrong = |found: &[T], expected: &[T]| found.iter().zip(expected).filter(|(f, e)| f != e).count();
+    match config.coll {
+        Coll::Barrier => {
+            call()?;
+            host.sync()?;
+        }
+        Coll::AllReduce | Coll::Broadcast => {
+            for r in 0..n {
+                host.write(a, r, &inputs::<T>(op, r, k, count))?;
+            }
+            call()?;
+            let expected = if config.coll == Coll::AllReduce {
+                reduced::<T>(op, n, k, count)
+            } else {
+                inputs::<T>(op, 0, k, count)
+            };
+            for r in 0..n {
+                wrong += count_wrong(&host.read(a, r)?, &expected);
+            }
+        }
+        Coll::ReduceScatter => {
+            for r in 0..n {
+                host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
+            }
+            call()?;
+            let expected = reduced::<T>(op, n, k, n * count);
+            for r in 0..n {
+                let found = host.read(a, r)?;
+                wrong += count_wrong(&found[r * count..(r + 1) * count], &expected[r * count..(r + 1) * count]);
+            }
+        }
+        Coll::AllGather => {
+            for r in 0..n {
+                host.write(a, r, &inputs::<T>(op, r, k, count))?;
+            }
+            call()?;
+            let expected: Vec<T> = (0..n).flat_map(|p| inputs::<T>(op, p, k, count)).collect();
+            for r in 0..n {
+                wrong += count_wrong(&host.read(b, r)?, &expected);
+            }
+        }
+        Coll::AllToAll | Coll::AllToAllV => {
+            for r in 0..n {
+                host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
+            }
+            call()?;
+            for r in 0..n {
+                let expected: Vec<T> = (0..n)
+                    .flat_map(|p| inputs::<T>(op, p, k, n * count)[r * count..(r + 1) * count].to_vec())
+                    .collect();
+                wrong += count_wrong(&host.read(b, r)?, &expected);
+            }
+        }
+    }
+    Ok(wrong)
+}

@@ -1,0 +1,89 @@
+//! The Open MPI baseline: `shared/baselines/collbench.c`, built with `mpicc` and run with
+//! `mpirun` at the same sizes, in the same invocation.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::Coll;
+use crate::measure::Config;
+
+/// One size of the baseline.
+pub struct MpiRow {
+    pub bytes: usize,
+    pub time_us: f64,
+    pub busbw: f64,
+    pub wrong: u64,
+}
+
+/// collbench's name for a collective, if it has one.
+fn collbench_name(coll: Coll) -> Option<&'static str> {
+    Some(match coll {
+        Coll::AllReduce => "allreduce",
+        Coll::AllGather => "allgather",
+        Coll::AllToAll => "alltoall",
+        Coll::Broadcast => "bcast",
+        Coll::Barrier => "barrier",
+        Coll::ReduceScatter | Coll::AllToAllV => return None,
+    })
+}
+
+fn default_source() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/baselines/collbench.c")
+}
+
+pub fn run(config: &Config, sizes: &[usize], source: Option<&Path>) -> Result<Vec<MpiRow>> {
+    let Some(name) = collbench_name(config.coll) else {
+        bail!(
+            "collbench has no {} baseline (it measures allreduce, allgather, alltoall, bcast, barrier)",
+            config.coll.name()
+        );
+    };
+    if config.dtype != pld::DType::F32 || config.op != pld::ReduceOp::Sum {
+        bail!("the MPI baseline measures f32 sum only; run with --dtype f32 --op sum");
+    }
+    let source = source.map(Path::to_path_buf).unwrap_or_else(default_source);
+    let binary = std::env::temp_dir().join("pld-bench-collbench");
+    let stale = std::fs::metadata(&binary)
+        .and_then(|b| Ok(b.modified()? < std::fs::metadata(&source)?.modified()?))
+        .unwrap_or(true);
+    if stale {
+        let status = Command::new("mpicc")
+            .args(["-O3", "-o"])
+            .arg(&binary)
+            .arg(&source)
+            .status()
+            .context("running mpicc (install openmpi-bin and libopenmpi-dev)")?;
+        if !status.success() {
+            bail!("mpicc failed on {}", source.display());
+        }
+    }
+    let (min, max) = (sizes.first().copied().unwrap_or(8), sizes.last().copied().unwrap_or(8));
+    let factor = if sizes.len() > 1 { sizes[1] / sizes[0] } else { 4 };
+    let output = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(config.nranks.to_string())
+        .arg(&binary)
+        .args([name, &min.to_string(), &max.to_string(), &factor.to_string(), &config.seconds.to_string()])
+        .output()
+        .context("running mpirun")?;
+    if !output.status.success() {
+        bail!("mpirun failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let rows = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // size count iters avg min max algbw busbw #wrong
+            Some(MpiRow {
+                bytes: f.first()?.parse().ok()?,
+                time_us: f.get(3)?.parse().ok()?,
+                busbw: f.get(7)?.parse().ok()?,
+                wrong: f.get(8)?.parse().ok()?,
+            })
+        })
+        .collect();
+    Ok(rows)
+}

@@ -1,0 +1,144 @@
+//! The nccl-tests table, CSV and an SVG of busbw against size.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+
+use crate::measure::{Config, Row};
+use crate::mpi::MpiRow;
+
+fn baseline_for<'a>(baseline: Option<&'a Vec<MpiRow>>, bytes: usize) -> Option<&'a MpiRow> {
+    baseline?.iter().find(|m| m.bytes == bytes)
+}
+
+pub fn print(config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "# pld-bench {}  nranks={}  dtype={}  op={}  mode={}  ({cpus} cpus)",
+        config.coll.name(),
+        config.nranks,
+        config.dtype,
+        config.op,
+        config.mode.name()
+    );
+    let mut header = format!(
+        "# {:>10} {:>10} {:>5} {:>10} {:>9} {:>9} {:>6}",
+        "size(B)", "count", "type", "time(us)", "algbw", "busbw", "#wrong"
+    );
+    if baseline.is_some() {
+        let _ = write!(header, " {:>12} {:>10} {:>7}", "mpi time(us)", "mpi busbw", "ratio");
+    }
+    println!("{header}");
+    for r in rows {
+        let mut line = format!(
+            "  {:>10} {:>10} {:>5} {:>10.2} {:>9.3} {:>9.3} {:>6}",
+            r.bytes, r.count, config.dtype, r.time_us, r.algbw, r.busbw, r.wrong
+        );
+        if baseline.is_some() {
+            match baseline_for(baseline, r.bytes) {
+                Some(m) => {
+                    let ratio = if m.time_us > 0.0 { m.time_us / r.time_us } else { 0.0 };
+                    let _ = write!(line, " {:>12.2} {:>10.3} {:>6.2}x", m.time_us, m.busbw, ratio);
+                }
+                None => line.push_str("            -          -       -"),
+            }
+        }
+        println!("{line}");
+    }
+    let avg = rows.iter().map(|r| r.busbw).sum::<f64>() / rows.len().max(1) as f64;
+    let mut tail = format!("# Avg bus bandwidth: {avg:.3} GB/s");
+    if let Some(b) = baseline {
+        let m = b.iter().map(|m| m.busbw).sum::<f64>() / b.len().max(1) as f64;
+        let _ = write!(tail, "   (Open MPI: {m:.3} GB/s)");
+    }
+    println!("{tail}");
+    println!("# ratio = Open MPI time / pld time (above 1: pld is faster)");
+}
+
+pub fn csv(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) -> Result<()> {
+    let mut out = String::from(
+        "collective,nranks,dtype,bytes,count,time_us,algbw_gbs,busbw_gbs,wrong,mpi_time_us,mpi_busbw_gbs,mpi_wrong\n",
+    );
+    for r in rows {
+        let (mt, mb, mw) = baseline_for(baseline, r.bytes)
+            .map_or_else(Default::default, |m| (m.time_us.to_string(), m.busbw.to_string(), m.wrong.to_string()));
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{:.3},{:.4},{:.4},{},{mt},{mb},{mw}",
+            config.coll.name(),
+            config.nranks,
+            config.dtype,
+            r.bytes,
+            r.count,
+            r.time_us,
+            r.algbw,
+            r.busbw,
+            r.wrong
+        );
+    }
+    std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))
+}
+
+pub fn plot(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) -> Result<()> {
+    let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let min_b = rows.iter().map(|r| r.bytes.max(1)).min().unwrap_or(1) as f64;
+    let max_b = rows.iter().map(|r| r.bytes.max(1)).max().unwrap_or(2) as f64 * 1.5;
+    let max_bw = rows
+        .iter()
+        .map(|r| r.busbw)
+        .chain(baseline.into_iter().flatten().map(|m| m.busbw))
+        .fold(0.0f64, f64::max)
+        .max(0.001)
+        * 1.1;
+    let title = format!("{} busbw, {} ranks, {} {}", config.coll.name(), config.nranks, config.dtype, config.op);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(56)
+        .build_cartesian_2d((min_b..max_b).log_scale(), 0.0..max_bw)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    chart
+        .configure_mesh()
+        .x_desc("size (bytes)")
+        .y_desc("busbw (GB/s)")
+        .x_label_formatter(&|b| human(*b))
+        .draw()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let pld: Vec<(f64, f64)> = rows.iter().map(|r| (r.bytes.max(1) as f64, r.busbw)).collect();
+    chart
+        .draw_series(LineSeries::new(pld.clone(), BLUE.stroke_width(2)))
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .label("pld")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+    chart.draw_series(pld.iter().map(|&p| Circle::new(p, 3, BLUE.filled()))).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(b) = baseline {
+        let mpi: Vec<(f64, f64)> = b.iter().map(|m| (m.bytes.max(1) as f64, m.busbw)).collect();
+        chart
+            .draw_series(LineSeries::new(mpi.clone(), RED.stroke_width(2)))
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .label("Open MPI")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+        chart.draw_series(mpi.iter().map(|&p| Circle::new(p, 3, RED.filled()))).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(())
+}
+
+fn human(bytes: f64) -> String {
+    match bytes {
+        b if b >= (1u64 << 30) as f64 => format!("{:.0}G", b / (1u64 << 30) as f64),
+        b if b >= (1 << 20) as f64 => format!("{:.0}M", b / (1 << 20) as f64),
+        b if b >= 1024.0 => format!("{:.0}K", b / 1024.0),
+        b => format!("{b:.0}"),
+    }
+}
