@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use crate::measure::{Config, Row};
 use crate::mpi::MpiRow;
 
-fn baseline_for<'a>(baseline: Option<&'a Vec<MpiRow>>, bytes: usize) -> Option<&'a MpiRow> {
+fn baseline_for(baseline: Option<&Vec<MpiRow>>, bytes: usize) -> Option<&MpiRow> {
     baseline?.iter().find(|m| m.bytes == bytes)
 }
 
