@@ -30,8 +30,17 @@ macro_rules! with_dtype {
 }
 
 fn all_reduce_case<T: TestElem>(nranks: usize, count: usize, mode: AllReduceMode, op: ReduceOp) {
-    let ctx = format!("all_reduce {mode:?} {op} {} x{count} on {nranks} ranks", T::DTYPE);
-    let world = World::local(nranks).unwrap();
+    all_reduce_rounds::<T>(&World::local(nranks).unwrap(), count, mode, op);
+}
+
+/// Three rounds of distinct inputs through one signal, checked after each.
+fn all_reduce_rounds<T: TestElem>(world: &World, count: usize, mode: AllReduceMode, op: ReduceOp) {
+    let nranks = world.nranks();
+    let ctx = format!(
+        "all_reduce {mode:?} {op} {} x{count} on {nranks} ranks (two-shot from {} B)",
+        T::DTYPE,
+        world.two_shot_bytes()
+    );
     let host = world.host().unwrap();
     let data = host.window::<T>("data", [count]).unwrap();
     let signal = host.signal("sig").unwrap();
@@ -60,6 +69,24 @@ fn all_reduce_every_mode_op_and_dtype() {
             }
         }
     }
+}
+
+/// Two-shot at every size (one-shot at none), over every op and dtype and the rank counts.
+#[test]
+fn two_shot_all_reduce_every_op_and_dtype() {
+    let mut j = 0;
+    for op in ReduceOp::ALL {
+        for dtype in DType::ALL {
+            let (nranks, count) = (RANKS[j % RANKS.len()], COUNTS[(j + 3) % (COUNTS.len() - 1)]);
+            with_dtype!(dtype, two_shot_case(nranks, count, op));
+            j += 1;
+        }
+    }
+}
+
+fn two_shot_case<T: TestElem>(nranks: usize, count: usize, op: ReduceOp) {
+    let world = World::builder(nranks).two_shot_bytes(0).local().unwrap();
+    all_reduce_rounds::<T>(&world, count, AllReduceMode::Mesh, op);
 }
 
 #[test]

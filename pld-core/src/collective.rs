@@ -237,8 +237,12 @@ impl Host<'_> {
             opts.common,
             vec![("target", target.operand())],
         )?;
+        // Mesh mode picks one-shot or two-shot by size (same reduction order, same bits).
         let (kind, scratch) = match opts.mode {
-            AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + TILE_BYTES),
+            AllReduceMode::Mesh if target.bytes() >= self.world().two_shot_bytes() => {
+                (KernelKind::AllReduceTwoShot, target.bytes().div_ceil(self.nranks()) + 16 + 2 * TILE_BYTES)
+            }
+            AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + 2 * TILE_BYTES),
             AllReduceMode::Ring => (KernelKind::AllReduceRing, TILE_BYTES),
         };
         let args = CollArgs { target_off: target.offset() as u64, count: target.len() as u64, ..CollArgs::default() };

@@ -19,6 +19,13 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 /// Default symmetric heap size per rank (reserved, not committed), overridable with
 /// `PLD_WINDOW_BYTES`.
 pub const DEFAULT_WINDOW_BYTES: usize = 1 << 30;
+/// Default size from which a mesh all_reduce runs two-shot instead of one-shot at 3 ranks or
+/// more, overridable with `PLD_TWO_SHOT_BYTES`. Measured with pld-bench on 2 cores (see
+/// docs/PERFORMANCE.md): at 4 and 8 ranks two-shot wins from 32-128 KiB; at 2 ranks it wins at
+/// every size measured, so 2 ranks use [`DEFAULT_TWO_SHOT_BYTES_2_RANKS`].
+pub const DEFAULT_TWO_SHOT_BYTES: usize = 32 << 10;
+/// The two-shot threshold of a 2-rank world.
+pub const DEFAULT_TWO_SHOT_BYTES_2_RANKS: usize = 4 << 10;
 
 /// Configures a [`World`] before starting it.
 #[derive(Clone, Debug)]
@@ -26,12 +33,13 @@ pub struct WorldBuilder {
     nranks: usize,
     timeout: Option<Duration>,
     window_bytes: Option<usize>,
+    two_shot_bytes: Option<usize>,
 }
 
 impl WorldBuilder {
     /// A world of `nranks` ranks.
     pub fn new(nranks: usize) -> WorldBuilder {
-        WorldBuilder { nranks, timeout: None, window_bytes: None }
+        WorldBuilder { nranks, timeout: None, window_bytes: None, two_shot_bytes: None }
     }
 
     /// The deadline of every wait (default `PLD_TIMEOUT_MS`, else 60 s).
@@ -43,6 +51,14 @@ impl WorldBuilder {
     /// Size of each rank's symmetric heap (default `PLD_WINDOW_BYTES`, else 1 GiB reserved).
     pub fn window_bytes(mut self, bytes: usize) -> WorldBuilder {
         self.window_bytes = Some(bytes);
+        self
+    }
+
+    /// Size from which a mesh all_reduce runs two-shot (default `PLD_TWO_SHOT_BYTES`, else
+    /// 4 KiB at 2 ranks and 32 KiB above); 0 makes every mesh all_reduce two-shot, `usize::MAX`
+    /// none.
+    pub fn two_shot_bytes(mut self, bytes: usize) -> WorldBuilder {
+        self.two_shot_bytes = Some(bytes);
         self
     }
 
@@ -59,6 +75,10 @@ impl WorldBuilder {
             .window_bytes
             .or_else(|| env_number("PLD_WINDOW_BYTES").map(|b| b as usize))
             .unwrap_or(DEFAULT_WINDOW_BYTES);
+        let two_shot_bytes = self
+            .two_shot_bytes
+            .or_else(|| env_number("PLD_TWO_SHOT_BYTES").map(|b| b as usize))
+            .unwrap_or(if self.nranks <= 2 { DEFAULT_TWO_SHOT_BYTES_2_RANKS } else { DEFAULT_TWO_SHOT_BYTES });
         let heap = SymmetricHeap::new(self.nranks, window_bytes)?;
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         // Ranks that outnumber cores must hand their core over quickly: a pure spin collapses
@@ -71,6 +91,7 @@ impl WorldBuilder {
             sleepers: (0..self.nranks).map(|_| AtomicI32::new(0)).collect(),
             abort: AtomicI32::new(0),
             timeout,
+            two_shot_bytes,
             spin_limit,
             yield_limit,
             pending: Mutex::new(0),
@@ -132,6 +153,11 @@ impl World {
     /// The deadline every wait runs under.
     pub fn timeout(&self) -> Duration {
         self.shared.timeout
+    }
+
+    /// Size from which a mesh all_reduce runs two-shot.
+    pub fn two_shot_bytes(&self) -> usize {
+        self.shared.two_shot_bytes
     }
 
     /// Bytes of the symmetric heap currently allocated (per rank).
@@ -200,6 +226,7 @@ pub(crate) struct Shared {
     sleepers: Box<[AtomicI32]>,
     abort: AtomicI32,
     timeout: Duration,
+    two_shot_bytes: usize,
     spin_limit: i32,
     yield_limit: i32,
     pending: Mutex<usize>,
@@ -272,13 +299,28 @@ pub(crate) struct RankState {
 
 impl RankState {
     fn serve(mut self, queue: Receiver<Task>) {
-        while let Ok(task) = queue.recv() {
+        while let Some(task) = self.next_task(&queue) {
             let shared = Arc::clone(&self.shared);
             self.run(task, &shared);
             // Everything the task held (its windows, its signal) is released by now, so a
             // sync that sees the queue drained also sees the memory freed.
             shared.finish_task();
         }
+    }
+
+    /// The next task: polled for a while first (a pipelined host queues the next call within
+    /// microseconds, and a futex wake per task would cost more than the task), then blocking.
+    fn next_task(&self, queue: &Receiver<Task>) -> Option<Task> {
+        let polls = if self.shared.spin_limit > 1000 { 4000 } else { 16 };
+        for i in 0..polls {
+            match queue.try_recv() {
+                Ok(task) => return Some(task),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+                Err(std::sync::mpsc::TryRecvError::Empty) if i % 64 == 63 => std::thread::yield_now(),
+                Err(std::sync::mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+            }
+        }
+        queue.recv().ok()
     }
 
     fn run(&mut self, task: Task, shared: &Shared) {

@@ -230,6 +230,9 @@ const CONTRACTS: [Contract; 7] = [
 pub enum KernelKind {
     /// One-shot all_reduce: every rank reduces every peer's buffer.
     AllReduceMesh,
+    /// Two-shot all_reduce (mesh mode, large buffers): each rank reduces one chunk from every
+    /// peer, then gathers the other reduced chunks. Same reduction order, so the same bits.
+    AllReduceTwoShot,
     /// Ring all_reduce: reduce-scatter then all-gather between neighbours.
     AllReduceRing,
     /// Reduce row `rank` over all ranks.
@@ -248,8 +251,9 @@ pub enum KernelKind {
 
 impl KernelKind {
     /// Every kernel kind.
-    pub const ALL: [KernelKind; 8] = [
+    pub const ALL: [KernelKind; 9] = [
         KernelKind::AllReduceMesh,
+        KernelKind::AllReduceTwoShot,
         KernelKind::AllReduceRing,
         KernelKind::ReduceScatter,
         KernelKind::Broadcast,
@@ -261,13 +265,20 @@ impl KernelKind {
 
     /// Whether variants exist per (op, dtype).
     pub const fn reduces(self) -> bool {
-        matches!(self, KernelKind::AllReduceMesh | KernelKind::AllReduceRing | KernelKind::ReduceScatter)
+        matches!(
+            self,
+            KernelKind::AllReduceMesh
+                | KernelKind::AllReduceTwoShot
+                | KernelKind::AllReduceRing
+                | KernelKind::ReduceScatter
+        )
     }
 
     /// The stem of the kernel's C symbol.
     pub const fn stem(self) -> &'static str {
         match self {
             KernelKind::AllReduceMesh => "all_reduce_mesh",
+            KernelKind::AllReduceTwoShot => "all_reduce_two_shot",
             KernelKind::AllReduceRing => "all_reduce_ring",
             KernelKind::ReduceScatter => "reduce_scatter",
             KernelKind::Broadcast => "broadcast",
@@ -281,7 +292,9 @@ impl KernelKind {
     /// The collective this kernel implements.
     pub const fn collective(self) -> Collective {
         match self {
-            KernelKind::AllReduceMesh | KernelKind::AllReduceRing => Collective::AllReduce,
+            KernelKind::AllReduceMesh | KernelKind::AllReduceTwoShot | KernelKind::AllReduceRing => {
+                Collective::AllReduce
+            }
             KernelKind::ReduceScatter => Collective::ReduceScatter,
             KernelKind::Broadcast => Collective::Broadcast,
             KernelKind::AllGather => Collective::AllGather,
@@ -354,7 +367,7 @@ mod tests {
     #[test]
     fn variants_cover_every_op_and_dtype_once() {
         let all: Vec<_> = KernelVariant::all().collect();
-        assert_eq!(all.len(), 3 * 4 * 10 + 5);
+        assert_eq!(all.len(), 4 * 4 * 10 + 5);
         let mut symbols: Vec<_> = all.iter().map(KernelVariant::symbol).collect();
         symbols.sort();
         symbols.dedup();
