@@ -56,3 +56,28 @@ pub mod prelude {
         World, bf16, f16,
     };
 }
+
+/// The user guide's code blocks, compiled and run as doctests (English and Chinese pages).
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../docs/guide/model.md")]
+    mod model {}
+    #[doc = include_str!("../docs/guide/collectives.md")]
+    mod collectives {}
+    #[doc = include_str!("../docs/guide/primitives.md")]
+    mod primitives {}
+    #[doc = include_str!("../docs/guide/running.md")]
+    mod running {}
+    #[doc = include_str!("../docs/guide/debugging.md")]
+    mod debugging {}
+    #[doc = include_str!("../docs/guide/zh/model.md")]
+    mod zh_model {}
+    #[doc = include_str!("../docs/guide/zh/collectives.md")]
+    mod zh_collectives {}
+    #[doc = include_str!("../docs/guide/zh/primitives.md")]
+    mod zh_primitives {}
+    #[doc = include_str!("../docs/guide/zh/running.md")]
+    mod zh_running {}
+    #[doc = include_str!("../docs/guide/zh/debugging.md")]
+    mod zh_debugging {}
+}
