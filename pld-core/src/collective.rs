@@ -10,7 +10,7 @@ use pld_model::{AllReduceMode, Collective, DType, Element, KernelKind, KernelVar
 use crate::device::abi::CollArgs;
 use crate::device::builtins;
 use crate::window::{Allocation, Operand};
-use crate::world::Task;
+use crate::world::{Label, Task};
 use crate::{Error, Host, Result, Window};
 
 /// Options every collective shares: the signal to use and the rank count the caller expects.
@@ -124,7 +124,7 @@ common_setters!(Opts);
 
 /// A checked collective call, ready to be queued on every rank.
 struct Plan {
-    call: Arc<str>,
+    call: Label,
     operands: Vec<(&'static str, Operand)>,
     signal: Arc<Allocation>,
 }
@@ -134,17 +134,20 @@ impl Host<'_> {
     fn plan(
         &self,
         collective: Collective,
-        call: String,
-        location: &Location<'_>,
+        describe: impl Fn() -> String + Send + Sync + 'static,
+        location: &'static Location<'static>,
         common: Common,
         operands: Vec<(&'static str, Operand)>,
     ) -> Result<Plan> {
-        let call = format!("{call} at {}:{}:{}", location.file(), location.line(), location.column());
+        // Described lazily: formatting a label per call would cost more than a small collective.
+        let call: Label = Arc::new(move || {
+            format!("{} at {}:{}:{}", describe(), location.file(), location.line(), location.column())
+        });
         let nranks = self.nranks();
         if let Some(declared) = common.nranks
             && declared != nranks
         {
-            return Err(Error::NranksMismatch { call, declared, world: nranks });
+            return Err(Error::NranksMismatch { call: call(), declared, world: nranks });
         }
         let own = self.world().shared();
         let mut all: Vec<(&'static str, &Operand)> = operands.iter().map(|(r, o)| (*r, o)).collect();
@@ -154,7 +157,7 @@ impl Host<'_> {
         for (role, operand) in &all {
             if !Arc::ptr_eq(operand.alloc.shared(), own) {
                 return Err(Error::BadOperand {
-                    call,
+                    call: call(),
                     role,
                     buffer: operand.name().to_owned(),
                     expected: "a window of this world".into(),
@@ -165,7 +168,7 @@ impl Host<'_> {
         for (i, (first, a)) in all.iter().enumerate() {
             for (second, b) in &all[i + 1..] {
                 if Arc::ptr_eq(&a.alloc, &b.alloc) {
-                    return Err(Error::AliasedWindows { call, buffer: a.name().to_owned(), first, second });
+                    return Err(Error::AliasedWindows { call: call(), buffer: a.name().to_owned(), first, second });
                 }
             }
         }
@@ -174,7 +177,7 @@ impl Host<'_> {
                 let cells = Collective::signal_cells(nranks);
                 if signal.dtype != Collective::SIGNAL_DTYPE || signal.len() != cells {
                     return Err(Error::BadOperand {
-                        call,
+                        call: call(),
                         role: "signal",
                         buffer: signal.name().to_owned(),
                         expected: format!("{} [{cells}] (one cell per rank)", DType::I32),
@@ -185,7 +188,7 @@ impl Host<'_> {
             }
             None => self.call_signal(collective)?,
         };
-        Ok(Plan { call: call.into(), operands, signal })
+        Ok(Plan { call, operands, signal })
     }
 
     /// Queues `variant` on every rank with `args`.
@@ -213,14 +216,8 @@ impl Host<'_> {
         Ok(())
     }
 
-    fn bad(call: &Arc<str>, role: &'static str, operand: &Operand, expected: String) -> Error {
-        Error::BadOperand {
-            call: call.to_string(),
-            role,
-            buffer: operand.name().to_owned(),
-            expected,
-            found: operand.describe(),
-        }
+    fn bad(call: &Label, role: &'static str, operand: &Operand, expected: String) -> Error {
+        Error::BadOperand { call: call(), role, buffer: operand.name().to_owned(), expected, found: operand.describe() }
     }
 
     /// Every rank's `target` becomes the `op`-reduction of all ranks' `target`, in place.
@@ -229,7 +226,7 @@ impl Host<'_> {
     /// any element count, including fewer elements than ranks.
     #[track_caller]
     pub fn all_reduce<T: Element>(&self, target: &Window<'_, T>, opts: AllReduce) -> Result<()> {
-        let call = format!("all_reduce(mode = {}, op = {}, dtype = {})", opts.mode.name(), opts.op, T::DTYPE);
+        let call = move || format!("all_reduce(mode = {}, op = {}, dtype = {})", opts.mode.name(), opts.op, T::DTYPE);
         let plan = self.plan(
             Collective::AllReduce,
             call,
@@ -253,7 +250,7 @@ impl Host<'_> {
     /// `r` over all ranks (other rows are left as they were).
     #[track_caller]
     pub fn reduce_scatter<T: Element>(&self, target: &Window<'_, T>, opts: ReduceScatter) -> Result<()> {
-        let call = format!("reduce_scatter(op = {}, dtype = {})", opts.op, T::DTYPE);
+        let call = move || format!("reduce_scatter(op = {}, dtype = {})", opts.op, T::DTYPE);
         let plan = self.plan(
             Collective::ReduceScatter,
             call,
@@ -273,7 +270,7 @@ impl Host<'_> {
     /// Every rank's `target` becomes the root's.
     #[track_caller]
     pub fn broadcast<T: Element>(&self, target: &Window<'_, T>, opts: Broadcast) -> Result<()> {
-        let call = format!("broadcast(root = {}, dtype = {})", opts.root, T::DTYPE);
+        let call = move || format!("broadcast(root = {}, dtype = {})", opts.root, T::DTYPE);
         let root = opts.root;
         let plan = self.plan(
             Collective::Broadcast,
@@ -283,7 +280,7 @@ impl Host<'_> {
             vec![("target", target.operand())],
         )?;
         if root < 0 || root >= self.nranks() as i64 {
-            return Err(Error::RootOutOfRange { call: plan.call.to_string(), root, nranks: self.nranks() });
+            return Err(Error::RootOutOfRange { call: (plan.call)(), root, nranks: self.nranks() });
         }
         let args = CollArgs {
             target_off: target.offset() as u64,
@@ -297,7 +294,7 @@ impl Host<'_> {
     /// Row `p` of every rank's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`).
     #[track_caller]
     pub fn all_gather<T: Element>(&self, local: &Window<'_, T>, target: &Window<'_, T>, opts: Opts) -> Result<()> {
-        let call = format!("all_gather(dtype = {})", T::DTYPE);
+        let call = move || format!("all_gather(dtype = {})", T::DTYPE);
         let plan = self.plan(
             Collective::AllGather,
             call,
@@ -323,7 +320,7 @@ impl Host<'_> {
     /// Row `p` of rank `r`'s `target` becomes row `r` of rank `p`'s `input`; both `[nranks, n]`.
     #[track_caller]
     pub fn all_to_all<T: Element>(&self, input: &Window<'_, T>, target: &Window<'_, T>, opts: Opts) -> Result<()> {
-        let call = format!("all_to_all(dtype = {})", T::DTYPE);
+        let call = move || format!("all_to_all(dtype = {})", T::DTYPE);
         let plan = self.plan(
             Collective::AllToAll,
             call,
@@ -365,7 +362,7 @@ impl Host<'_> {
         recv_counts: &Window<'_, i32>,
         opts: Opts,
     ) -> Result<()> {
-        let call = format!("all_to_all_v(dtype = {})", T::DTYPE);
+        let call = move || format!("all_to_all_v(dtype = {})", T::DTYPE);
         let plan = self.plan(
             Collective::AllToAllV,
             call,
@@ -421,7 +418,8 @@ impl Host<'_> {
     /// No rank passes until every rank has arrived.
     #[track_caller]
     pub fn barrier(&self, opts: Opts) -> Result<()> {
-        let plan = self.plan(Collective::Barrier, "barrier()".into(), Location::caller(), opts.common, Vec::new())?;
+        let plan =
+            self.plan(Collective::Barrier, || "barrier()".to_owned(), Location::caller(), opts.common, Vec::new())?;
         self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES)
     }
 }

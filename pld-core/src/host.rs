@@ -10,7 +10,7 @@ use pld_model::{Collective, Element};
 
 use crate::device::Kernel;
 use crate::window::{Allocation, Buffer, Shape};
-use crate::world::Task;
+use crate::world::{Task, label};
 use crate::{Error, Result, Window, World};
 
 /// The host scope of a [`World`], opened by [`World::host`].
@@ -103,7 +103,7 @@ impl<'w> Host<'w> {
         }
         let bytes: Vec<u8> = bytemuck::cast_slice(data).to_vec();
         let offset = window.offset();
-        let call: Arc<str> = format!("write of `{}` on rank {rank}", window.name()).into();
+        let call = label(format!("write of `{}` on rank {rank}", window.name()));
         self.world.enqueue(
             rank,
             Task {
@@ -169,7 +169,7 @@ impl<'w> Host<'w> {
         self.check_rank(rank, || format!("launching {}", kernel.name()))?;
         let kernel = kernel.clone();
         let args = args.to_vec();
-        let call: Arc<str> = format!("kernel {} on rank {rank}", kernel.name()).into();
+        let call = label(format!("kernel {} on rank {rank}", kernel.name()));
         let label = Arc::clone(&call);
         self.world.enqueue(
             rank,
@@ -204,7 +204,7 @@ impl<'w> Host<'w> {
         let blocking = args.blocking;
         let crate::dsl::KernelArgs { words, copies, windows, .. } = args;
         let kernel = kernel.clone();
-        let call: Arc<str> = format!("kernel {} on rank {device}", kernel.name()).into();
+        let call = label(format!("kernel {} on rank {device}", kernel.name()));
         let label = Arc::clone(&call);
         // The host pointers in `words` stay valid: copies travel with the task, and a writable
         // host tensor is borrowed until the blocking wait below returns.

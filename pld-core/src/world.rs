@@ -1,7 +1,7 @@
 //! [`World`]: the ranks of one program, each a device worker with an in-order task queue, over
 //! one symmetric heap.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -94,7 +94,8 @@ impl WorldBuilder {
             two_shot_bytes,
             spin_limit,
             yield_limit,
-            pending: Mutex::new(0),
+            pending: AtomicUsize::new(0),
+            idle_lock: Mutex::new(()),
             idle: Condvar::new(),
             failure: Mutex::new(Failure::default()),
             host_active: AtomicBool::new(false),
@@ -179,7 +180,7 @@ impl World {
     }
 
     pub(crate) fn enqueue(&self, rank: usize, task: Task) {
-        *self.shared.pending.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.shared.pending.fetch_add(1, Ordering::SeqCst);
         if self.queues[rank].send(task).is_err() {
             // The worker is gone (it cannot exit while the world lives); account for the task.
             self.shared.finish_task();
@@ -190,11 +191,11 @@ impl World {
     /// clears the state a failed call leaves behind (abort flag, credits in its signals).
     pub(crate) fn sync(&self) -> Result<()> {
         let shared = &self.shared;
-        let mut pending = shared.pending.lock().unwrap_or_else(|p| p.into_inner());
-        while *pending > 0 {
-            pending = shared.idle.wait(pending).unwrap_or_else(|p| p.into_inner());
+        let mut guard = shared.idle_lock.lock().unwrap_or_else(|p| p.into_inner());
+        while shared.pending.load(Ordering::SeqCst) > 0 {
+            guard = shared.idle.wait(guard).unwrap_or_else(|p| p.into_inner());
         }
-        drop(pending);
+        drop(guard);
         let failure = std::mem::take(&mut *shared.failure.lock().unwrap_or_else(|p| p.into_inner()));
         match failure.error {
             None => Ok(()),
@@ -229,7 +230,10 @@ pub(crate) struct Shared {
     two_shot_bytes: usize,
     spin_limit: i32,
     yield_limit: i32,
-    pending: Mutex<usize>,
+    /// Tasks queued and not finished: an atomic, so queueing and finishing a task take no lock.
+    pending: AtomicUsize,
+    /// Held only to sleep on `idle` and to wake it when `pending` reaches zero.
+    idle_lock: Mutex<()>,
     idle: Condvar,
     failure: Mutex<Failure>,
     pub(crate) host_active: AtomicBool,
@@ -250,9 +254,9 @@ struct Failure {
 
 impl Shared {
     fn finish_task(&self) {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        *pending -= 1;
-        if *pending == 0 {
+        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // Taking the lock orders this wake after a sync's check-then-wait.
+            let _guard = self.idle_lock.lock().unwrap_or_else(|p| p.into_inner());
             self.idle.notify_all();
         }
     }
@@ -276,13 +280,21 @@ impl Shared {
     }
 }
 
+/// Describes a call for messages; formatted only on the error path, not per call.
+pub(crate) type Label = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// A label from a fixed text.
+pub(crate) fn label(text: String) -> Label {
+    Arc::new(move || text.clone())
+}
+
 /// What a task does on its rank's worker.
 pub(crate) type Work = Box<dyn FnOnce(&mut RankState) -> Result<()> + Send>;
 
 /// One unit of work on one rank's queue.
 pub(crate) struct Task {
-    /// The call this task belongs to, for messages.
-    pub(crate) call: Arc<str>,
+    /// The call this task belongs to, described only when a message needs it.
+    pub(crate) call: Label,
     /// The signal the task waits on, reset if the task fails or is skipped.
     pub(crate) signal: Option<Arc<Allocation>>,
     /// The work itself.
@@ -327,16 +339,14 @@ impl RankState {
         let Task { call, signal, work } = task;
         let error = if shared.aborted() {
             // A call already failed: this task would wait on a rank that stopped.
-            Some(Error::Aborted { rank: self.rank, call: call.to_string() })
+            Some(Error::Aborted { rank: self.rank, call: call() })
         } else {
             match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(self))) {
                 Ok(Ok(())) => None,
                 Ok(Err(error)) => Some(error),
-                Err(panic) => Some(Error::RankPanicked {
-                    rank: self.rank,
-                    call: call.to_string(),
-                    message: panic_message(panic.as_ref()),
-                }),
+                Err(panic) => {
+                    Some(Error::RankPanicked { rank: self.rank, call: call(), message: panic_message(panic.as_ref()) })
+                }
             }
         };
         if let Some(error) = error {
@@ -355,7 +365,7 @@ impl RankState {
         kernel: KernelFn,
         args: *const std::ffi::c_void,
         scratch_bytes: usize,
-        call: &str,
+        call: &Label,
     ) -> Result<()> {
         let scratch_bytes = scratch_bytes.max(TILE_BYTES);
         let words = scratch_bytes.div_ceil(8);
@@ -388,9 +398,12 @@ impl RankState {
         self.decode(status, &diag, call)
     }
 
-    fn decode(&self, status: i32, diag: &Diag, call: &str) -> Result<()> {
+    fn decode(&self, status: i32, diag: &Diag, call: &Label) -> Result<()> {
+        if status == DeviceStatus::Ok as i32 {
+            return Ok(());
+        }
         let rank = self.rank;
-        let call = call.to_owned();
+        let call = call();
         let owner = |off: u64| self.shared.heap.owner_of(off as usize);
         match DeviceStatus::from_code(status) {
             Some(DeviceStatus::Ok) => Ok(()),
