@@ -237,7 +237,7 @@ impl Host<'_> {
         // Mesh mode picks one-shot or two-shot by size (same reduction order, same bits).
         let (kind, scratch) = match opts.mode {
             AllReduceMode::Mesh if target.bytes() >= self.world().two_shot_bytes() => {
-                (KernelKind::AllReduceTwoShot, target.bytes().div_ceil(self.nranks()) + 16 + 2 * TILE_BYTES)
+                (KernelKind::AllReduceTwoShot, 3 * TILE_BYTES)
             }
             AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + 2 * TILE_BYTES),
             AllReduceMode::Ring => (KernelKind::AllReduceRing, TILE_BYTES),
