@@ -28,7 +28,7 @@ pub fn builtin_source() -> DeviceSource {
 }
 
 /// The C storage type of a dtype (f16 and bf16 are stored as their bits).
-fn storage_type(dtype: DType) -> &'static str {
+pub(crate) fn storage_type(dtype: DType) -> &'static str {
     match dtype {
         DType::I8 => "int8_t",
         DType::U8 => "uint8_t",

@@ -8,25 +8,13 @@
 use std::fmt::Write;
 
 use pld_model::DType;
+
+use crate::builtins::storage_type as c_type;
 use pld_syntax::kernel::{BinOp, KExpr, KStmt, KernelIr, ParamKind, Place, Prim, TileOp, Ty};
 
 /// The C symbol of a program's kernel.
 pub fn kernel_symbol(program: &str, kernel: &str) -> String {
     format!("pld_kernel_{program}__{kernel}")
-}
-
-fn c_type(dtype: DType) -> &'static str {
-    match dtype {
-        DType::I8 => "int8_t",
-        DType::U8 => "uint8_t",
-        DType::I32 => "int32_t",
-        DType::U32 => "uint32_t",
-        DType::I64 => "int64_t",
-        DType::U64 => "uint64_t",
-        DType::F16 | DType::BF16 => "uint16_t",
-        DType::F32 => "float",
-        DType::F64 => "double",
-    }
 }
 
 /// An element (lvalue of storage type) read as a scalar of the kernel's arithmetic.

@@ -9,6 +9,7 @@ use pld_model::{AllReduceMode, Collective, DType, Element, KernelKind, KernelVar
 
 use crate::device::abi::CollArgs;
 use crate::device::builtins;
+use crate::host::foreign_window;
 use crate::window::{Allocation, Operand};
 use crate::world::{Label, Task};
 use crate::{Error, Host, Result, Window};
@@ -156,13 +157,7 @@ impl Host<'_> {
         }
         for (role, operand) in &all {
             if !Arc::ptr_eq(operand.alloc.shared(), own) {
-                return Err(Error::BadOperand {
-                    call: call(),
-                    role,
-                    buffer: operand.name().to_owned(),
-                    expected: "a window of this world".into(),
-                    found: "a window of another world".into(),
-                });
+                return Err(foreign_window(call(), role, operand.name()));
             }
         }
         for (i, (first, a)) in all.iter().enumerate() {

@@ -71,13 +71,7 @@ impl<'w> Host<'w> {
     /// Staging and kernels may only touch windows of this scope's world.
     fn check_world<T: Element>(&self, window: &Window<'_, T>) -> Result<()> {
         if !window.belongs_to(self.world.shared()) {
-            return Err(Error::BadOperand {
-                call: format!("staging `{}`", window.name()),
-                role: "window",
-                buffer: window.name().to_owned(),
-                expected: "a window of this world".into(),
-                found: "a window of another world".into(),
-            });
+            return Err(foreign_window(format!("staging `{}`", window.name()), "window", window.name()));
         }
         Ok(())
     }
@@ -192,13 +186,7 @@ impl<'w> Host<'w> {
         self.check_rank(device, || format!("launching {}", kernel.name()))?;
         for alloc in &args.windows {
             if !Arc::ptr_eq(alloc.shared(), self.world.shared()) {
-                return Err(Error::BadOperand {
-                    call: format!("launch of {}", kernel.name()),
-                    role: "window",
-                    buffer: alloc.name().to_owned(),
-                    expected: "a window of this world".into(),
-                    found: "a window of another world".into(),
-                });
+                return Err(foreign_window(format!("launch of {}", kernel.name()), "window", alloc.name()));
             }
         }
         let blocking = args.blocking;
@@ -245,5 +233,16 @@ impl Drop for Host<'_> {
         let _ = self.world.sync();
         self.owned.borrow_mut().clear();
         self.world.shared().host_active.store(false, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// A window of another world passed to this one.
+pub(crate) fn foreign_window(call: String, role: &'static str, buffer: &str) -> Error {
+    Error::BadOperand {
+        call,
+        role,
+        buffer: buffer.to_owned(),
+        expected: "a window of this world".into(),
+        found: "a window of another world".into(),
     }
 }
