@@ -18,52 +18,32 @@ mod report;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, ValueEnum};
+use clap::Parser;
+use pld::Collective;
 
-/// The collectives the benchmark knows, by their pld names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-#[value(rename_all = "snake_case")]
-#[allow(clippy::enum_variant_names)]
-enum Coll {
-    AllReduce,
-    AllGather,
-    ReduceScatter,
-    Broadcast,
-    AllToAll,
-    AllToAllV,
-    Barrier,
+/// nccl-tests' bus bandwidth factor of a collective at `n` ranks.
+fn bus_factor(coll: Collective, n: usize) -> f64 {
+    let n = n as f64;
+    match coll {
+        Collective::AllReduce => 2.0 * (n - 1.0) / n,
+        Collective::Broadcast | Collective::Barrier => 1.0,
+        _ => (n - 1.0) / n,
+    }
 }
 
-impl Coll {
-    fn name(self) -> &'static str {
-        match self {
-            Coll::AllReduce => "all_reduce",
-            Coll::AllGather => "all_gather",
-            Coll::ReduceScatter => "reduce_scatter",
-            Coll::Broadcast => "broadcast",
-            Coll::AllToAll => "all_to_all",
-            Coll::AllToAllV => "all_to_all_v",
-            Coll::Barrier => "barrier",
-        }
-    }
-
-    /// nccl-tests' bus bandwidth factor.
-    fn bus_factor(self, n: usize) -> f64 {
-        let n = n as f64;
-        match self {
-            Coll::AllReduce => 2.0 * (n - 1.0) / n,
-            Coll::Broadcast | Coll::Barrier => 1.0,
-            _ => (n - 1.0) / n,
-        }
-    }
+fn parse_collective(name: &str) -> Result<Collective, String> {
+    Collective::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Collective::ALL.iter().map(|c| c.name()).collect();
+        format!("unknown collective `{name}` (one of {})", names.join(", "))
+    })
 }
 
 #[derive(Parser, Debug)]
 #[command(name = "pld-bench", about = "nccl-tests-style benchmark of pld collectives, side by side with Open MPI")]
 struct Args {
-    /// The collective.
-    #[arg(value_enum)]
-    collective: Coll,
+    /// The collective (all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier).
+    #[arg(value_parser = parse_collective)]
+    collective: Collective,
     /// Smallest size (bytes; K, M, G suffixes).
     #[arg(short = 'b', long = "minbytes", default_value = "8", value_parser = parse_size)]
     min_bytes: usize,
@@ -131,7 +111,7 @@ fn main() -> Result<()> {
     let mode = pld::AllReduceMode::from_name(&args.mode).with_context(|| format!("unknown mode `{}`", args.mode))?;
     let dtype = pld::DType::from_name(&args.dtype).with_context(|| format!("unknown dtype `{}`", args.dtype))?;
     let mut sizes = Vec::new();
-    if args.collective == Coll::Barrier {
+    if args.collective == Collective::Barrier {
         sizes.push(0);
     } else {
         let mut b = args.min_bytes.max(1);

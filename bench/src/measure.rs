@@ -6,12 +6,12 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use pld::{AllReduce, AllReduceMode, Broadcast, DType, Host, Opts, ReduceOp, ReduceScatter, Window, World};
 
-use crate::Coll;
 use crate::pattern::{BenchElem, inputs, reduced};
+use pld::Collective;
 
 /// What to measure.
 pub struct Config {
-    pub coll: Coll,
+    pub coll: Collective,
     pub nranks: usize,
     pub op: ReduceOp,
     pub mode: AllReduceMode,
@@ -45,14 +45,14 @@ pub fn sweep(config: &Config, sizes: &[usize]) -> Result<Vec<Row>> {
 }
 
 /// (elements per rank or per block, S bytes) for a requested size.
-fn shape(coll: Coll, bytes: usize, n: usize, elem: usize) -> (usize, usize) {
+fn shape(coll: Collective, bytes: usize, n: usize, elem: usize) -> (usize, usize) {
     match coll {
-        Coll::Barrier => (0, 0),
-        Coll::AllGather | Coll::ReduceScatter | Coll::AllToAll | Coll::AllToAllV => {
+        Collective::Barrier => (0, 0),
+        Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll | Collective::AllToAllV => {
             let chunk = (bytes / elem / n).max(1);
             (chunk, chunk * n * elem)
         }
-        Coll::AllReduce | Coll::Broadcast => {
+        Collective::AllReduce | Collective::Broadcast => {
             let count = (bytes / elem).max(1);
             (count, count * elem)
         }
@@ -80,12 +80,12 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Vec<Row
         let (count, bytes) = shape(config.coll, requested, n, elem);
         progress.set_message(format!("{bytes} B"));
         let (wa, wb) = match config.coll {
-            Coll::AllGather => (a.view::<T>([count])?, b.view::<T>([n, count])?),
-            Coll::AllToAllV => (a.view::<T>([n * count, 1])?, b.view::<T>([n * count, 1])?),
-            Coll::ReduceScatter | Coll::AllToAll => (a.view::<T>([n, count])?, b.view::<T>([n, count])?),
+            Collective::AllGather => (a.view::<T>([count])?, b.view::<T>([n, count])?),
+            Collective::AllToAllV => (a.view::<T>([n * count, 1])?, b.view::<T>([n * count, 1])?),
+            Collective::ReduceScatter | Collective::AllToAll => (a.view::<T>([n, count])?, b.view::<T>([n, count])?),
             _ => (a.view::<T>([count])?, b.view::<T>([count])?),
         };
-        if config.coll == Coll::AllToAllV {
+        if config.coll == Collective::AllToAllV {
             for r in 0..n {
                 host.write(&send, r, &vec![count as i32; n])?;
             }
@@ -93,22 +93,24 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Vec<Row
         let call = || -> pld::Result<()> {
             let opts = Opts::new().signal(&signal);
             match config.coll {
-                Coll::AllReduce => {
+                Collective::AllReduce => {
                     host.all_reduce(&wa, AllReduce::mesh().mode(config.mode).op(config.op).signal(&signal))
                 }
-                Coll::AllGather => host.all_gather(&wa, &wb, opts),
-                Coll::ReduceScatter => host.reduce_scatter(&wa, ReduceScatter::new().op(config.op).signal(&signal)),
-                Coll::Broadcast => host.broadcast(&wa, Broadcast::root(0).signal(&signal)),
-                Coll::AllToAll => host.all_to_all(&wa, &wb, opts),
-                Coll::AllToAllV => host.all_to_all_v(&wa, &wb, &send, &recv, opts),
-                Coll::Barrier => host.barrier(opts),
+                Collective::AllGather => host.all_gather(&wa, &wb, opts),
+                Collective::ReduceScatter => {
+                    host.reduce_scatter(&wa, ReduceScatter::new().op(config.op).signal(&signal))
+                }
+                Collective::Broadcast => host.broadcast(&wa, Broadcast::root(0).signal(&signal)),
+                Collective::AllToAll => host.all_to_all(&wa, &wb, opts),
+                Collective::AllToAllV => host.all_to_all_v(&wa, &wb, &send, &recv, opts),
+                Collective::Barrier => host.barrier(opts),
             }
         };
         let time = time_per_call(&host, &call, config.seconds)?;
         let wrong = check::<T>(config, &host, &wa, &wb, count, &call)?;
         let time_us = time.as_secs_f64() * 1e6;
         let algbw = if time_us > 0.0 { bytes as f64 / time_us / 1e3 } else { 0.0 };
-        rows.push(Row { bytes, count, time_us, algbw, busbw: algbw * config.coll.bus_factor(n), wrong });
+        rows.push(Row { bytes, count, time_us, algbw, busbw: algbw * crate::bus_factor(config.coll, n), wrong });
         progress.inc(1);
     }
     progress.finish_and_clear();
@@ -156,16 +158,16 @@ fn check<T: BenchElem>(
     let mut wrong = 0;
     let count_wrong = |found: &[T], expected: &[T]| found.iter().zip(expected).filter(|(f, e)| f != e).count();
     match config.coll {
-        Coll::Barrier => {
+        Collective::Barrier => {
             call()?;
             host.sync()?;
         }
-        Coll::AllReduce | Coll::Broadcast => {
+        Collective::AllReduce | Collective::Broadcast => {
             for r in 0..n {
                 host.write(a, r, &inputs::<T>(op, r, k, count))?;
             }
             call()?;
-            let expected = if config.coll == Coll::AllReduce {
+            let expected = if config.coll == Collective::AllReduce {
                 reduced::<T>(op, n, k, count)
             } else {
                 inputs::<T>(op, 0, k, count)
@@ -174,7 +176,7 @@ fn check<T: BenchElem>(
                 wrong += count_wrong(&host.read(a, r)?, &expected);
             }
         }
-        Coll::ReduceScatter => {
+        Collective::ReduceScatter => {
             for r in 0..n {
                 host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
             }
@@ -185,7 +187,7 @@ fn check<T: BenchElem>(
                 wrong += count_wrong(&found[r * count..(r + 1) * count], &expected[r * count..(r + 1) * count]);
             }
         }
-        Coll::AllGather => {
+        Collective::AllGather => {
             for r in 0..n {
                 host.write(a, r, &inputs::<T>(op, r, k, count))?;
             }
@@ -195,7 +197,7 @@ fn check<T: BenchElem>(
                 wrong += count_wrong(&host.read(b, r)?, &expected);
             }
         }
-        Coll::AllToAll | Coll::AllToAllV => {
+        Collective::AllToAll | Collective::AllToAllV => {
             for r in 0..n {
                 host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
             }

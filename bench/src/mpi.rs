@@ -6,8 +6,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::Coll;
 use crate::measure::Config;
+use pld::Collective;
 
 /// One size of the baseline.
 pub struct MpiRow {
@@ -18,14 +18,14 @@ pub struct MpiRow {
 }
 
 /// collbench's name for a collective, if it has one.
-fn collbench_name(coll: Coll) -> Option<&'static str> {
+fn collbench_name(coll: Collective) -> Option<&'static str> {
     Some(match coll {
-        Coll::AllReduce => "allreduce",
-        Coll::AllGather => "allgather",
-        Coll::AllToAll => "alltoall",
-        Coll::Broadcast => "bcast",
-        Coll::Barrier => "barrier",
-        Coll::ReduceScatter | Coll::AllToAllV => return None,
+        Collective::AllReduce => "allreduce",
+        Collective::AllGather => "allgather",
+        Collective::AllToAll => "alltoall",
+        Collective::Broadcast => "bcast",
+        Collective::Barrier => "barrier",
+        Collective::ReduceScatter | Collective::AllToAllV => return None,
     })
 }
 
