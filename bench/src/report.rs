@@ -54,7 +54,9 @@ pub fn print(config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) {
         let _ = write!(tail, "   (Open MPI: {m:.3} GB/s)");
     }
     println!("{tail}");
-    println!("# ratio = Open MPI time / pld time (above 1: pld is faster)");
+    if baseline.is_some() {
+        println!("# ratio = Open MPI time / pld time (above 1: pld is faster)");
+    }
 }
 
 pub fn csv(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) -> Result<()> {
