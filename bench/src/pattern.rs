@@ -6,8 +6,6 @@ use pld::{Element, ReduceOp, bf16, f16};
 pub trait BenchElem: Element + Copy {
     /// `v` as this type (wrapping for integers).
     fn from_i64(v: i64) -> Self;
-    /// `a op b` as the device computes it.
-    fn combine(op: ReduceOp, a: Self, b: Self) -> Self;
     /// Largest pattern value that keeps every reduction exact.
     const PERIOD: usize;
 }
@@ -16,14 +14,6 @@ macro_rules! ints {
     ($($t:ty),*) => {$(
         impl BenchElem for $t {
             fn from_i64(v: i64) -> Self { v as $t }
-            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
-                match op {
-                    ReduceOp::Sum => a.wrapping_add(b),
-                    ReduceOp::Prod => a.wrapping_mul(b),
-                    ReduceOp::Max => a.max(b),
-                    ReduceOp::Min => a.min(b),
-                }
-            }
             const PERIOD: usize = 1024;
         }
     )*};
@@ -31,27 +21,18 @@ macro_rules! ints {
 ints!(i8, u8, i32, u32, i64, u64);
 
 macro_rules! floats {
-    ($($t:ty: $period:expr, $from:expr, $to:expr, $back:expr);*) => {$(
+    ($($t:ty: $period:expr, $from:expr);*) => {$(
         impl BenchElem for $t {
             fn from_i64(v: i64) -> Self { $from(v) }
-            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
-                let (a, b) = ($to(a), $to(b));
-                $back(match op {
-                    ReduceOp::Sum => a + b,
-                    ReduceOp::Prod => a * b,
-                    ReduceOp::Max => if a > b { a } else { b },
-                    ReduceOp::Min => if a < b { a } else { b },
-                })
-            }
             const PERIOD: usize = $period;
         }
     )*};
 }
 floats!(
-    f32: 1024, |v: i64| v as f32, |x: f32| x, |x: f32| x;
-    f64: 1024, |v: i64| v as f64, |x: f64| x, |x: f64| x;
-    f16: 4, |v: i64| f16::from_f64(v as f64), |x: f16| x.to_f32(), f16::from_f32;
-    bf16: 4, |v: i64| bf16::from_f64(v as f64), |x: bf16| x.to_f32(), bf16::from_f32
+    f32: 1024, |v: i64| v as f32;
+    f64: 1024, |v: i64| v as f64;
+    f16: 4, |v: i64| f16::from_f64(v as f64);
+    bf16: 4, |v: i64| bf16::from_f64(v as f64)
 );
 
 /// Rank `r`'s input element `i` in round `k`: small integers (products stay powers of two), so

@@ -118,25 +118,15 @@ impl<'w> Host<'w> {
 
     /// Waits for all queued work, then copies rank `rank`'s view out.
     pub fn read<T: Element>(&self, window: &Window<'_, T>, rank: usize) -> Result<Vec<T>> {
-        self.check_world(window)?;
-        self.check_rank(rank, || format!("reading `{}`", window.name()))?;
-        self.sync()?;
         let mut out = vec![T::zeroed(); window.len()];
-        let src = self.world.shared().heap.base(rank);
-        // SAFETY: every queue is drained, so no kernel touches the window; the view lies inside
-        // its allocation.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                src.add(window.offset()),
-                bytemuck::cast_slice_mut::<T, u8>(&mut out).as_mut_ptr(),
-                window.bytes(),
-            )
-        };
+        self.read_into(window, rank, &mut out)?;
         Ok(out)
     }
 
     /// Waits for all queued work, then copies rank `rank`'s view into `out`.
     pub fn read_into<T: Element>(&self, window: &Window<'_, T>, rank: usize, out: &mut [T]) -> Result<()> {
+        self.check_world(window)?;
+        self.check_rank(rank, || format!("reading `{}`", window.name()))?;
         if out.len() != window.len() {
             return Err(Error::StagingSize {
                 buffer: window.name().to_owned(),
@@ -145,7 +135,17 @@ impl<'w> Host<'w> {
                 found: out.len(),
             });
         }
-        out.copy_from_slice(&self.read(window, rank)?);
+        self.sync()?;
+        let src = self.world.shared().heap.base(rank);
+        // SAFETY: every queue is drained, so no kernel touches the window; the view lies inside
+        // its allocation and `out` holds exactly its bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                src.add(window.offset()),
+                bytemuck::cast_slice_mut::<T, u8>(out).as_mut_ptr(),
+                window.bytes(),
+            )
+        };
         Ok(())
     }
 
@@ -160,20 +160,10 @@ impl<'w> Host<'w> {
     /// `args` must be what the kernel expects: the kernel reads them, and any window offsets
     /// among them, without knowing their meaning.
     pub unsafe fn launch(&self, kernel: &Kernel, rank: usize, args: &[u64]) -> Result<()> {
-        self.check_rank(rank, || format!("launching {}", kernel.name()))?;
-        let kernel = kernel.clone();
-        let args = args.to_vec();
-        let call = label(format!("kernel {} on rank {rank}", kernel.name()));
-        let label = Arc::clone(&call);
-        self.world.enqueue(
-            rank,
-            Task {
-                call,
-                signal: None,
-                work: Box::new(move |state| state.run_kernel(kernel.function(), args.as_ptr().cast(), 0, &label)),
-            },
-        );
-        Ok(())
+        let mut words = crate::dsl::KernelArgs::new();
+        words.words = args.to_vec();
+        // SAFETY: forwarded from the caller.
+        unsafe { self.launch_args(kernel, rank, words) }
     }
 
     /// Queues `kernel` on rank `device` with arguments built for it; waits for it when it

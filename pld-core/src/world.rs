@@ -395,19 +395,20 @@ impl RankState {
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
         // argument struct the kernel expects (built by the caller from the same contract).
         let status = unsafe { kernel(&mut ctx, args) };
-        self.decode(status, &diag, call)
-    }
-
-    fn decode(&self, status: i32, diag: &Diag, call: &Label) -> Result<()> {
         if status == DeviceStatus::Ok as i32 {
             return Ok(());
         }
+        Err(self.failure(status, &diag, call))
+    }
+
+    /// The error a failed kernel's status and diagnosis describe (the call is formatted here
+    /// only, never on success).
+    fn failure(&self, status: i32, diag: &Diag, call: &Label) -> Error {
         let rank = self.rank;
         let call = call();
         let owner = |off: u64| self.shared.heap.owner_of(off as usize);
         match DeviceStatus::from_code(status) {
-            Some(DeviceStatus::Ok) => Ok(()),
-            Some(DeviceStatus::Aborted) => Err(Error::Aborted { rank, call }),
+            Some(DeviceStatus::Aborted) => Error::Aborted { rank, call },
             Some(DeviceStatus::Timeout) => {
                 let (start, signal) = owner(diag.cell_off).unwrap_or((0, "<freed window>".into()));
                 let cmp = if diag.cmp == WaitCmp::Eq as i32 { WaitCmp::Eq } else { WaitCmp::Ge };
@@ -434,7 +435,7 @@ impl RankState {
                     .map(|cell| (cell as usize - start) / 4)
                     .filter(|&index| index != rank)
                     .collect();
-                Err(Error::Timeout {
+                Error::Timeout {
                     rank,
                     call,
                     signal,
@@ -444,18 +445,18 @@ impl RankState {
                     observed: diag.observed,
                     missing,
                     timeout_ms: self.shared.timeout.as_millis() as u64,
-                })
+                }
             }
-            Some(DeviceStatus::BadCount) => Err(Error::InvalidCount {
+            Some(DeviceStatus::BadCount) => Error::InvalidCount {
                 rank,
                 call,
                 buffer: owner(diag.cell_off).map_or_else(|| "<counts>".into(), |(_, n)| n),
                 peer: diag.index.max(0) as usize,
                 value: diag.value,
                 capacity: diag.limit,
-            }),
-            Some(other) => Err(Error::KernelFailed { rank, call, reason: describe(other) }),
-            None => Err(Error::KernelFailed { rank, call, reason: format!("unknown status {status}") }),
+            },
+            Some(other) => Error::KernelFailed { rank, call, reason: describe(other) },
+            None => Error::KernelFailed { rank, call, reason: format!("unknown status {status}") },
         }
     }
 }

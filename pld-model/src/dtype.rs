@@ -2,6 +2,8 @@ use std::fmt;
 
 use half::{bf16, f16};
 
+use crate::ReduceOp;
+
 /// The element types a window, a tensor or a collective may carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
@@ -96,24 +98,82 @@ impl fmt::Display for DType {
 pub trait Element: bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + 'static + sealed::Sealed {
     /// The dtype this type stands for.
     const DTYPE: DType;
+
+    /// `a op b` exactly as the device kernels compute it: integers wrap, float `max`/`min`
+    /// propagate NaN, f16 and bf16 combine in f32 and round back. The host-side reference for
+    /// checking results.
+    fn combine(op: ReduceOp, a: Self, b: Self) -> Self;
+}
+
+/// `max`/`min` of floats as the kernels compute them: a NaN on either side wins.
+fn float_combine<F: PartialOrd + std::ops::Add<Output = F> + std::ops::Mul<Output = F> + Copy>(
+    op: ReduceOp,
+    a: F,
+    b: F,
+) -> F {
+    #[allow(clippy::eq_op)] // `a != a` is the NaN test, as in the generated C
+    let nan = a != a;
+    match op {
+        ReduceOp::Sum => a + b,
+        ReduceOp::Prod => a * b,
+        ReduceOp::Max => {
+            if a > b || nan {
+                a
+            } else {
+                b
+            }
+        }
+        ReduceOp::Min => {
+            if a < b || nan {
+                a
+            } else {
+                b
+            }
+        }
+    }
 }
 
 mod sealed {
     pub trait Sealed {}
 }
 
-macro_rules! elements {
+macro_rules! integers {
     ($($ty:ty => $dtype:ident),* $(,)?) => {$(
         impl sealed::Sealed for $ty {}
         impl Element for $ty {
             const DTYPE: DType = DType::$dtype;
+            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
+                match op {
+                    ReduceOp::Sum => a.wrapping_add(b),
+                    ReduceOp::Prod => a.wrapping_mul(b),
+                    ReduceOp::Max => a.max(b),
+                    ReduceOp::Min => a.min(b),
+                }
+            }
         }
     )*};
 }
 
-elements! {
-    i8 => I8, u8 => U8, i32 => I32, u32 => U32, i64 => I64, u64 => U64,
-    f16 => F16, bf16 => BF16, f32 => F32, f64 => F64,
+macro_rules! floats {
+    ($($ty:ty => $dtype:ident, $wide:ty, $to:expr, $from:expr);* $(;)?) => {$(
+        impl sealed::Sealed for $ty {}
+        impl Element for $ty {
+            const DTYPE: DType = DType::$dtype;
+            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
+                let (to, from): (fn($ty) -> $wide, fn($wide) -> $ty) = ($to, $from);
+                from(float_combine(op, to(a), to(b)))
+            }
+        }
+    )*};
+}
+
+integers! { i8 => I8, u8 => U8, i32 => I32, u32 => U32, i64 => I64, u64 => U64 }
+
+floats! {
+    f16 => F16, f32, f16::to_f32, f16::from_f32;
+    bf16 => BF16, f32, bf16::to_f32, bf16::from_f32;
+    f32 => F32, f32, |x| x, |x| x;
+    f64 => F64, f64, |x| x, |x| x;
 }
 
 #[cfg(test)]
