@@ -223,12 +223,13 @@ fn a_kernel_that_never_notifies_times_out_with_a_diagnosis() {
     }
     let err = host.sync().unwrap_err();
     let elapsed = started.elapsed();
-    let Error::Timeout { rank, signal: name, cell, cmp, expected, observed, missing, timeout_ms, call } = &err else {
+    let Error::Timeout { rank, signal: name, cell, cmp, expected, observed, missing, timeout_ms, call, .. } = &err
+    else {
         panic!("{err}")
     };
     assert_ne!(*rank, 2, "rank 2 was credited by everyone and finished");
     assert_eq!((name.as_str(), *cell, *cmp, *expected, *observed), ("sig", 2, WaitCmp::Ge, 1, 0));
-    assert_eq!(missing, &vec![2]);
+    assert_eq!(missing.as_ref(), [2]);
     assert_eq!(*timeout_ms, 300);
     assert!(call.contains("barrier_without"), "{call}");
     assert!(elapsed >= timeout && elapsed < timeout * 20, "took {elapsed:?}");

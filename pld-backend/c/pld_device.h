@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 1
+#define PLD_ABI_VERSION 2
 
 /* Bytes a kernel may stage at once when a peer is reached through ops (get into scratch). */
 #define PLD_TILE_BYTES 65536ull
@@ -32,10 +32,21 @@ enum {
     PLD_TRANSPORT = 5,
     PLD_UNSUPPORTED = 6,
     PLD_KERNEL_FAILED = 7,
+    PLD_MISMATCH = 8,
 };
 
 enum { PLD_NOTIFY_SET = 0, PLD_NOTIFY_ADD = 1 };
 enum { PLD_WAIT_EQ = 0, PLD_WAIT_GE = 1 };
+
+/* What one collective call is: its call number on the rank (from 1; 0 means unchecked) and three
+ * words the runtime encodes (collective, op, dtype, root, count) and the device only compares.
+ * A rank publishes its fingerprint on its call board before its first credit of the call; a peer
+ * that is about to read its data compares it with its own (mismatched calls are caught before any
+ * data moves). */
+typedef struct pld_fingerprint {
+    uint64_t seq;
+    uint64_t what[3];
+} pld_fingerprint;
 
 /* What went wrong, filled by the primitive that failed. */
 typedef struct pld_diag {
@@ -49,6 +60,7 @@ typedef struct pld_diag {
     int32_t _pad;
     int64_t value;      /* bad count: the value found */
     int64_t limit;      /* bad count: the capacity */
+    pld_fingerprint peer_call; /* mismatch: the call the peer `index` published */
 } pld_diag;
 
 /* Services of the runtime. sleep/wake are the futex behind every wait; put/get/accumulate serve
@@ -96,6 +108,8 @@ typedef struct pld_coll_args {
     int64_t max_rows;          /* all_to_all_v: rows per peer block */
     int32_t root;
     int32_t _pad;
+    uint64_t board_off;        /* the call board: two pld_fingerprint slots per rank (seq parity) */
+    pld_fingerprint call;      /* this call's fingerprint */
 } pld_coll_args;
 
 typedef int32_t (*pld_kernel_fn)(pld_ctx *ctx, const void *args);
@@ -303,6 +317,78 @@ static inline int32_t pld_round_all(pld_ctx *c, const pld_coll_args *a, int32_t 
 static inline int32_t pld_settle_all(pld_ctx *c, const pld_coll_args *a, int32_t rounds) {
     for (int32_t p = 0; p < c->nranks; ++p)
         if (p != c->rank) PLD_TRY(pld_settle(c, a, p, rounds));
+    return PLD_OK;
+}
+
+/* ---------------------------------------------------------------- call board
+ *
+ * Mismatched calls (a different collective, op, dtype, count or root on some rank) are caught
+ * before data moves: each rank publishes its call's fingerprint in slot (seq & 1) of its board,
+ * then credits; a rank compares the fingerprint of every peer whose data it is about to touch,
+ * right after that peer's first credit of the call. The relation is symmetric (a rank checks
+ * exactly the peers that check it), which is what makes a peer that has already moved past this
+ * call proof of a match: it completed the call, so it compared against us and agreed. */
+
+static inline pld_fingerprint *pld_board_slot(pld_ctx *c, const pld_coll_args *a, uint64_t seq) {
+    return (pld_fingerprint *)(c->local_base + a->board_off) + (seq & 1);
+}
+
+/* Writer side of a seqlock: seq 0 while the words change, the call number once they are set. */
+static inline int32_t pld_publish(pld_ctx *c, const pld_coll_args *a) {
+    if (a->call.seq == 0) return PLD_OK;
+    if (a->board_off % 8 != 0 || !pld_in_window(c, a->board_off, 2 * sizeof(pld_fingerprint)))
+        return PLD_OUT_OF_BOUNDS;
+    pld_fingerprint *slot = pld_board_slot(c, a, a->call.seq);
+    __atomic_store_n(&slot->seq, 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    for (int i = 0; i < 3; ++i) __atomic_store_n(&slot->what[i], a->call.what[i], __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->seq, a->call.seq, __ATOMIC_RELEASE);
+    return PLD_OK;
+}
+
+/* A consistent copy of one of peer's slots: two reads that agree with a non-zero call number
+ * (call numbers only grow, so agreeing reads saw no rewrite between them). A slot still zero
+ * after the retries was never written. */
+static inline int32_t pld_read_slot(pld_ctx *c, int32_t peer, uint64_t off, pld_fingerprint *out) {
+    pld_fingerprint again;
+    for (int tries = 0; tries < 1000; ++tries) {
+        PLD_TRY(pld_get(c, peer, out, off, sizeof *out));
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        PLD_TRY(pld_get(c, peer, &again, off, sizeof again));
+        if (out->seq != 0 && memcmp(out, &again, sizeof again) == 0) return PLD_OK;
+        pld_cpu_relax();
+    }
+    return PLD_OK;
+}
+
+/* After peer's first credit of this call: PLD_MISMATCH (with the peer's call in the diagnosis)
+ * unless peer published the same fingerprint or already moved past this call. */
+static inline int32_t pld_check_peer(pld_ctx *c, const pld_coll_args *a, int32_t peer) {
+    const uint64_t seq = a->call.seq;
+    if (seq == 0) return PLD_OK;
+    pld_fingerprint slot[2];
+    PLD_TRY(pld_read_slot(c, peer, a->board_off + (seq & 1) * sizeof(pld_fingerprint), &slot[0]));
+    if (slot[0].seq == seq) {
+        if (memcmp(&slot[0], &a->call, sizeof slot[0]) == 0) return PLD_OK;
+    } else {
+        PLD_TRY(pld_read_slot(c, peer, a->board_off + ((seq + 1) & 1) * sizeof(pld_fingerprint), &slot[1]));
+        if (slot[0].seq > seq || slot[1].seq > seq) return PLD_OK;
+        if (slot[1].seq > slot[0].seq) slot[0] = slot[1];
+    }
+    c->diag->index = peer;
+    c->diag->peer_call = slot[0];
+    return PLD_MISMATCH;
+}
+
+/* The first round of a call with every peer: publish, credit, then await and check each peer. */
+static inline int32_t pld_ready_round(pld_ctx *c, const pld_coll_args *a) {
+    PLD_TRY(pld_publish(c, a));
+    for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_credit(c, a, (c->rank + i) % c->nranks));
+    for (int32_t i = 1; i < c->nranks; ++i) {
+        const int32_t p = (c->rank + i) % c->nranks;
+        PLD_TRY(pld_await_in_round(c, a, p, 1));
+        PLD_TRY(pld_check_peer(c, a, p));
+    }
     return PLD_OK;
 }
 

@@ -175,7 +175,7 @@ fn all_reduce_mesh(op: ReduceOp, dtype: DType) -> String {
     {ty} *acc = ({ty} *)c->scratch;
     uint8_t *staging = c->scratch + bytes;
     const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
-    PLD_TRY(pld_round_all(c, a, 1));
+    PLD_TRY(pld_ready_round(c, a));
     for (uint64_t i = 0; i < n; i += tile) {{
         const uint64_t m = n - i < tile ? n - i : tile;
         PLD_TRY(pld_reduce_all_{op}_{dtype}(c, a->target_off + i * sizeof({ty}), m, acc + i, staging));
@@ -208,7 +208,7 @@ fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
     uint8_t *staging = c->scratch + PLD_TILE_BYTES;
     const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
     {ty} *mine = ({ty} *)(c->local_base + a->target_off);
-    PLD_TRY(pld_round_all(c, a, 1));
+    PLD_TRY(pld_ready_round(c, a));
     for (uint64_t i = 0; i < len; i += tile) {{
         const uint64_t m = len - i < tile ? len - i : tile;
         PLD_TRY(pld_reduce_all_{op}_{dtype}(c, a->target_off + (lo + i) * sizeof({ty}), m, acc, staging));
@@ -256,7 +256,10 @@ fn all_reduce_ring(op: ReduceOp, dtype: DType) -> String {
         PLD_TRY(pld_await(c, a, left, round));                               \
         if (right != left) PLD_TRY(pld_await(c, a, right, round));           \
     }} while (0)
+    PLD_TRY(pld_publish(c, a));
     PLD_RING_ROUND();
+    PLD_TRY(pld_check_peer(c, a, left));
+    if (right != left) PLD_TRY(pld_check_peer(c, a, right));
     for (int32_t s = 0; s < 2 * (w - 1); ++s) {{
         const int gather = s >= w - 1;
         const int32_t k = gather ? (r - (s - (w - 1)) + w) % w : (r - s - 1 + 2 * w) % w;
@@ -296,7 +299,7 @@ fn reduce_scatter(op: ReduceOp, dtype: DType) -> String {
     const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
     const uint64_t mine_off = a->target_off + row * (uint64_t)c->rank;
     {ty} *mine = ({ty} *)(c->local_base + mine_off);
-    PLD_TRY(pld_round_all(c, a, 1));
+    PLD_TRY(pld_ready_round(c, a));
     for (int32_t i = 1; i < c->nranks; ++i) {{
         const int32_t p = (c->rank + i) % c->nranks;
         for (uint64_t j = 0; j < n; j += tile) {{
@@ -318,12 +321,18 @@ const BROADCAST: &str = r#"    const int32_t root = a->root;
     if (c->nranks == 1) return PLD_OK;
     if (root < 0 || root >= c->nranks) return PLD_OUT_OF_BOUNDS;
     if (!pld_in_window(c, a->target_off, a->count)) return PLD_OUT_OF_BOUNDS;
+    PLD_TRY(pld_publish(c, a));
     if (c->rank == root) {
         for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_credit(c, a, (root + i) % c->nranks));
-        for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_await_in_round(c, a, (root + i) % c->nranks, 1));
+        for (int32_t i = 1; i < c->nranks; ++i) {
+            const int32_t p = (root + i) % c->nranks;
+            PLD_TRY(pld_await_in_round(c, a, p, 1));
+            PLD_TRY(pld_check_peer(c, a, p));
+        }
         return pld_settle_all(c, a, 1);
     }
     PLD_TRY(pld_await(c, a, root, 1));
+    PLD_TRY(pld_check_peer(c, a, root));
     PLD_TRY(pld_get(c, root, c->local_base + a->target_off, a->target_off, a->count));
     PLD_TRY(pld_credit(c, a, root));
     return pld_settle(c, a, root, 1);
@@ -336,7 +345,7 @@ const ALL_GATHER: &str = r#"    const uint64_t row = a->row_bytes;
     uint8_t *target = c->local_base + a->target_off;
     memcpy(target + row * (uint64_t)c->rank, c->local_base + a->input_off, row);
     if (c->nranks == 1) return PLD_OK;
-    PLD_TRY(pld_round_all(c, a, 1));
+    PLD_TRY(pld_ready_round(c, a));
     for (int32_t i = 1; i < c->nranks; ++i) {
         const int32_t p = (c->rank + i) % c->nranks;
         PLD_TRY(pld_get(c, p, target + row * (uint64_t)p, a->input_off, row));
@@ -352,7 +361,7 @@ const ALL_TO_ALL: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64_t
     uint8_t *target = c->local_base + a->target_off;
     memcpy(target + row * r, c->local_base + a->input_off + row * r, row);
     if (w == 1) return PLD_OK;
-    PLD_TRY(pld_round_all(c, a, 1));
+    PLD_TRY(pld_ready_round(c, a));
     for (int32_t i = 1; i < c->nranks; ++i) {
         const int32_t p = (c->rank + i) % c->nranks;
         PLD_TRY(pld_get(c, p, target + row * (uint64_t)p, a->input_off + row * r, row));
@@ -383,7 +392,7 @@ const ALL_TO_ALL_V: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64
             return PLD_BAD_COUNT;
         }
     }
-    if (w > 1) PLD_TRY(pld_round_all(c, a, 1));
+    if (w > 1) PLD_TRY(pld_ready_round(c, a));
     uint8_t *target = c->local_base + a->target_off;
     for (uint64_t i = 0; i < w; ++i) {
         const int32_t p = (int32_t)((r + i) % w);
@@ -406,7 +415,7 @@ const ALL_TO_ALL_V: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64
 "#;
 
 const BARRIER: &str = r#"    if (c->nranks == 1) return PLD_OK;
-    PLD_TRY(pld_round_all(c, a, 1));
+    PLD_TRY(pld_ready_round(c, a));
     return pld_settle_all(c, a, 1);
 "#;
 

@@ -9,6 +9,7 @@ use pld_model::{AllReduceMode, Collective, DType, Element, KernelKind, KernelVar
 
 use crate::device::abi::CollArgs;
 use crate::device::builtins;
+use crate::fingerprint::Fingerprint;
 use crate::host::foreign_window;
 use crate::window::{Allocation, Operand};
 use crate::world::{Label, Task};
@@ -186,13 +187,33 @@ impl Host<'_> {
         Ok(Plan { call, operands, signal })
     }
 
-    /// Queues `variant` on every rank with `args`.
-    fn dispatch(&self, plan: Plan, variant: KernelVariant, mut args: CollArgs, scratch_bytes: usize) -> Result<()> {
+    /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
+    /// (`dtype` and `count`: the element type and count of the main operand).
+    fn dispatch(
+        &self,
+        plan: Plan,
+        variant: KernelVariant,
+        mut args: CollArgs,
+        scratch_bytes: usize,
+        (dtype, count): (Option<DType>, usize),
+    ) -> Result<()> {
         let kernel = builtins()?.kernel(variant);
+        let shared = self.world().shared();
         args.signal_off = plan.signal.offset() as u64;
+        args.board_off = shared.board_off as u64;
+        let mut fingerprint = Fingerprint {
+            seq: 0,
+            kind: variant.kind,
+            op: variant.reduction.map(|(op, _)| op),
+            dtype,
+            root: args.root,
+            count: count as u64,
+        };
         let keep: Arc<Vec<Arc<Allocation>>> =
             Arc::new(plan.operands.iter().map(|(_, o)| Arc::clone(&o.alloc)).collect());
-        for rank in 0..self.nranks() {
+        for rank in self.ranks() {
+            fingerprint.seq = shared.call_seq[rank].fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            args.call = fingerprint.words();
             let call = Arc::clone(&plan.call);
             let keep = Arc::clone(&keep);
             let signal = Arc::clone(&plan.signal);
@@ -200,10 +221,11 @@ impl Host<'_> {
                 rank,
                 Task {
                     call: Arc::clone(&plan.call),
+                    seq: fingerprint.seq,
                     signal: Some(Arc::clone(&plan.signal)),
                     work: Box::new(move |state| {
                         let _alive = (&keep, &signal);
-                        state.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call)
+                        state.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call, args.call)
                     }),
                 },
             );
@@ -238,7 +260,13 @@ impl Host<'_> {
             AllReduceMode::Ring => (KernelKind::AllReduceRing, TILE_BYTES),
         };
         let args = CollArgs { target_off: target.offset() as u64, count: target.len() as u64, ..CollArgs::default() };
-        self.dispatch(plan, KernelVariant::reducing(kind, opts.op, T::DTYPE), args, scratch)
+        self.dispatch(
+            plan,
+            KernelVariant::reducing(kind, opts.op, T::DTYPE),
+            args,
+            scratch,
+            (Some(T::DTYPE), target.len()),
+        )
     }
 
     /// `target` is `[nranks, n]` on every rank; row `r` of rank `r` becomes the reduction of row
@@ -259,7 +287,8 @@ impl Host<'_> {
         }
         let args =
             CollArgs { target_off: target.offset() as u64, count: (target.len() / n) as u64, ..CollArgs::default() };
-        self.dispatch(plan, KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE), args, TILE_BYTES)
+        let variant = KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE);
+        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len()))
     }
 
     /// Every rank's `target` becomes the root's.
@@ -283,7 +312,13 @@ impl Host<'_> {
             root: root as i32,
             ..CollArgs::default()
         };
-        self.dispatch(plan, KernelVariant::movement(KernelKind::Broadcast), args, TILE_BYTES)
+        self.dispatch(
+            plan,
+            KernelVariant::movement(KernelKind::Broadcast),
+            args,
+            TILE_BYTES,
+            (Some(T::DTYPE), target.len()),
+        )
     }
 
     /// Row `p` of every rank's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`).
@@ -309,7 +344,13 @@ impl Host<'_> {
             row_bytes: local.bytes() as u64,
             ..CollArgs::default()
         };
-        self.dispatch(plan, KernelVariant::movement(KernelKind::AllGather), args, TILE_BYTES)
+        self.dispatch(
+            plan,
+            KernelVariant::movement(KernelKind::AllGather),
+            args,
+            TILE_BYTES,
+            (Some(T::DTYPE), local.len()),
+        )
     }
 
     /// Row `p` of rank `r`'s `target` becomes row `r` of rank `p`'s `input`; both `[nranks, n]`.
@@ -341,7 +382,13 @@ impl Host<'_> {
             row_bytes: (input.bytes() / n) as u64,
             ..CollArgs::default()
         };
-        self.dispatch(plan, KernelVariant::movement(KernelKind::AllToAll), args, TILE_BYTES)
+        self.dispatch(
+            plan,
+            KernelVariant::movement(KernelKind::AllToAll),
+            args,
+            TILE_BYTES,
+            (Some(T::DTYPE), input.len()),
+        )
     }
 
     /// `input` and `target` are `[nranks * max_rows, ...]`: block `d` of `input` holds up to
@@ -407,7 +454,13 @@ impl Host<'_> {
             max_rows: (rows / n) as i64,
             ..CollArgs::default()
         };
-        self.dispatch(plan, KernelVariant::movement(KernelKind::AllToAllV), args, TILE_BYTES)
+        self.dispatch(
+            plan,
+            KernelVariant::movement(KernelKind::AllToAllV),
+            args,
+            TILE_BYTES,
+            (Some(T::DTYPE), input.len()),
+        )
     }
 
     /// No rank passes until every rank has arrived.
@@ -415,6 +468,6 @@ impl Host<'_> {
     pub fn barrier(&self, opts: Opts) -> Result<()> {
         let plan =
             self.plan(Collective::Barrier, || "barrier()".to_owned(), Location::caller(), opts.common, Vec::new())?;
-        self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES)
+        self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0))
     }
 }

@@ -158,8 +158,9 @@ pub enum Error {
     /// A wait passed its deadline.
     #[error(
         "rank {rank} timed out after {timeout_ms} ms in {call}: waiting for `{signal}`[{cell}] \
-         {cmp} {expected}, observed {observed}; peers that never arrived: {missing:?}",
-        cmp = cmp.symbol()
+         {cmp} {expected}, observed {observed}; peers that never arrived: {missing:?}; {ranks}",
+        cmp = cmp.symbol(),
+        ranks = ranks.join("; ")
     )]
     Timeout {
         /// The rank that gave up.
@@ -177,9 +178,62 @@ pub enum Error {
         /// The value last seen.
         observed: i32,
         /// Peers whose credit cell in this signal row was still below `expected`.
-        missing: Vec<usize>,
+        missing: Box<[usize]>,
         /// The deadline that passed.
         timeout_ms: u64,
+        /// Every rank's state: the collective it is in and the last one it completed.
+        ranks: Box<[String]>,
+    },
+    /// Ranks called different collectives (or the same with another op, dtype, count, root or
+    /// algorithm) at the same point; found before any data moved.
+    #[error(
+        "rank {rank}: {call} does not match its peer: rank {peer} called {peer_call} where rank {rank} called {own_call}"
+    )]
+    MismatchedCall {
+        /// The rank that found the mismatch.
+        rank: usize,
+        /// Its call, with where the host code made it.
+        call: String,
+        /// The peer it compared with.
+        peer: usize,
+        /// The peer's call, as the peer published it.
+        peer_call: String,
+        /// This rank's call, as it published it.
+        own_call: String,
+    },
+    /// Ranks allocated different windows at the same point of a [`World::spmd`](crate::World::spmd)
+    /// section (windows are allocated collectively: the k-th of every rank is one window).
+    #[error(
+        "rank {rank} allocated `{name}` ({bytes} bytes) as window #{index} where rank {peer} \
+         allocated `{peer_name}` ({peer_bytes} bytes); every rank must allocate the same windows \
+         in the same order"
+    )]
+    MismatchedAllocation {
+        /// The rank that found the mismatch.
+        rank: usize,
+        /// The window it asked for.
+        name: String,
+        /// Its size per rank.
+        bytes: usize,
+        /// The allocation's index in the section.
+        index: u64,
+        /// The rank that allocated first.
+        peer: usize,
+        /// The window that rank asked for.
+        peer_name: String,
+        /// Its size.
+        peer_bytes: usize,
+    },
+    /// A host of a [`World::spmd`](crate::World::spmd) section addressed a rank another host
+    /// drives.
+    #[error("{what}: rank {rank} is driven by another host (this host drives ranks {owned:?})")]
+    RankNotOwned {
+        /// What addressed the rank.
+        what: String,
+        /// The rank given.
+        rank: usize,
+        /// The ranks this host drives.
+        owned: std::ops::Range<usize>,
     },
     /// A kernel returned a failure status.
     #[error("rank {rank}: {call} failed: {reason}")]
@@ -225,6 +279,8 @@ impl Error {
         match self {
             Error::InvalidCount { rank, .. }
             | Error::Timeout { rank, .. }
+            | Error::MismatchedCall { rank, .. }
+            | Error::MismatchedAllocation { rank, .. }
             | Error::KernelFailed { rank, .. }
             | Error::RankPanicked { rank, .. }
             | Error::Aborted { rank, .. } => Some(*rank),

@@ -1,10 +1,13 @@
-//! [`Host`]: the single controller of a world. It allocates windows, stages host data in and
+//! [`Host`]: the controller of a world's ranks. It allocates windows, stages host data in and
 //! out, dispatches kernels and calls collectives; work is queued on the ranks asynchronously and
-//! [`Host::sync`] waits for it.
+//! [`Host::sync`] waits for it. One host drives every rank ([`World::host`]), or each rank has
+//! its own ([`World::spmd`]), as each process does under MPI.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 use pld_model::{Collective, Element};
 
@@ -13,21 +16,98 @@ use crate::window::{Allocation, Buffer, Shape};
 use crate::world::{Task, label};
 use crate::{Error, Result, Window, World};
 
-/// The host scope of a [`World`], opened by [`World::host`].
+/// The host scope of a [`World`], opened by [`World::host`] (driving every rank) or given to
+/// each rank's host function by [`World::spmd`] (driving that rank).
 ///
 /// Windows allocated here are freed when the scope ends; dropping the scope first waits for all
-/// queued work. Not `Send`/`Sync`: one thread drives one world, so every rank sees the
-/// collectives in the same order.
+/// queued work. Not `Send`/`Sync`: one thread drives its ranks, so they see the collectives in
+/// the order it calls them.
 pub struct Host<'w> {
     world: &'w World,
+    ranks: Range<usize>,
+    /// The SPMD section this host is one rank's part of; `None` for [`World::host`].
+    section: Option<Arc<Section>>,
+    allocations: Cell<u64>,
     owned: RefCell<Vec<Arc<Allocation>>>,
     auto_names: Cell<usize>,
     _single_thread: PhantomData<*const ()>,
 }
 
+/// The windows of one [`World::spmd`] section: each rank's k-th allocation is one window,
+/// created by the first rank to reach it and handed to the others.
+pub(crate) struct Section {
+    nranks: usize,
+    pending: Mutex<HashMap<u64, SharedAllocation>>,
+}
+
+struct SharedAllocation {
+    alloc: Arc<Allocation>,
+    first_rank: usize,
+    waiting: usize,
+}
+
+impl Section {
+    pub(crate) fn new(nranks: usize) -> Section {
+        Section { nranks, pending: Mutex::new(HashMap::new()) }
+    }
+
+    fn alloc(&self, world: &World, rank: usize, index: u64, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(entry) = pending.get_mut(&index) else {
+            let alloc = Allocation::new(world.shared(), name, bytes)?;
+            if self.nranks > 1 {
+                let entry = SharedAllocation { alloc: Arc::clone(&alloc), first_rank: rank, waiting: self.nranks - 1 };
+                pending.insert(index, entry);
+            }
+            return Ok(alloc);
+        };
+        if entry.alloc.bytes() != bytes || entry.alloc.name() != name {
+            return Err(Error::MismatchedAllocation {
+                rank,
+                name: name.to_owned(),
+                bytes,
+                index,
+                peer: entry.first_rank,
+                peer_name: entry.alloc.name().to_owned(),
+                peer_bytes: entry.alloc.bytes(),
+            });
+        }
+        let alloc = Arc::clone(&entry.alloc);
+        entry.waiting -= 1;
+        if entry.waiting == 0 {
+            pending.remove(&index);
+        }
+        Ok(alloc)
+    }
+}
+
 impl<'w> Host<'w> {
-    pub(crate) fn new(world: &'w World) -> Host<'w> {
-        Host { world, owned: RefCell::new(Vec::new()), auto_names: Cell::new(0), _single_thread: PhantomData }
+    pub(crate) fn new(world: &'w World, ranks: Range<usize>, section: Option<Arc<Section>>) -> Host<'w> {
+        Host {
+            world,
+            ranks,
+            section,
+            allocations: Cell::new(0),
+            owned: RefCell::new(Vec::new()),
+            auto_names: Cell::new(0),
+            _single_thread: PhantomData,
+        }
+    }
+
+    /// The rank this host drives, for a host of [`World::spmd`]; `None` for [`World::host`],
+    /// which drives every rank.
+    pub fn rank(&self) -> Option<usize> {
+        self.section.as_ref().map(|_| self.ranks.start)
+    }
+
+    /// A window of this host's ranks: allocated here, or collectively in an SPMD section.
+    fn allocate(&self, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
+        let index = self.allocations.get();
+        self.allocations.set(index + 1);
+        match &self.section {
+            None => Allocation::new(self.world.shared(), name, bytes),
+            Some(section) => section.alloc(self.world, self.ranks.start, index, name, bytes),
+        }
     }
 
     /// The world this scope drives.
@@ -42,7 +122,7 @@ impl<'w> Host<'w> {
 
     /// Allocates `bytes` per rank at one offset on every rank, zeroed, named for messages.
     pub fn alloc(&self, name: &str, bytes: usize) -> Result<Buffer<'_>> {
-        let alloc = Allocation::new(self.world.shared(), name, bytes)?;
+        let alloc = self.allocate(name, bytes)?;
         self.owned.borrow_mut().push(Arc::clone(&alloc));
         Ok(Buffer::new(alloc))
     }
@@ -65,7 +145,7 @@ impl<'w> Host<'w> {
         let n = self.auto_names.get();
         self.auto_names.set(n + 1);
         let name = format!("__auto_{}_{n}", collective.name());
-        Allocation::new(self.world.shared(), &name, 4 * Collective::signal_cells(self.nranks()))
+        self.allocate(&name, 4 * Collective::signal_cells(self.nranks()))
     }
 
     /// Staging and kernels may only touch windows of this scope's world.
@@ -79,6 +159,9 @@ impl<'w> Host<'w> {
     fn check_rank(&self, rank: usize, what: impl FnOnce() -> String) -> Result<()> {
         if rank >= self.nranks() {
             return Err(Error::RankOutOfRange { what: what(), rank, nranks: self.nranks() });
+        }
+        if !self.ranks.contains(&rank) {
+            return Err(Error::RankNotOwned { what: what(), rank, owned: self.ranks() });
         }
         Ok(())
     }
@@ -102,6 +185,7 @@ impl<'w> Host<'w> {
             rank,
             Task {
                 call,
+                seq: 0,
                 signal: None,
                 work: Box::new(move |state| {
                     // SAFETY: the view lies inside the allocation, which lives while the host
@@ -149,9 +233,10 @@ impl<'w> Host<'w> {
         Ok(())
     }
 
-    /// The ranks of the world, `0..nranks`.
-    pub fn ranks(&self) -> std::ops::Range<usize> {
-        0..self.nranks()
+    /// The ranks this host drives: `0..nranks` for [`World::host`], its own rank for a host
+    /// of [`World::spmd`].
+    pub fn ranks(&self) -> Range<usize> {
+        self.ranks.clone()
     }
 
     /// Queues `kernel` on rank `rank` with `args` (the kernel's argument struct as 64-bit words).
@@ -190,10 +275,11 @@ impl<'w> Host<'w> {
             device,
             Task {
                 call,
+                seq: 0,
                 signal: None,
                 work: Box::new(move |state| {
                     let _alive = (&copies, &windows);
-                    state.run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label)
+                    state.run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default())
                 }),
             },
         );
@@ -207,8 +293,15 @@ impl<'w> Host<'w> {
     /// Waits until every rank finished its queued work. Returns the first failure since the
     /// last sync (a failure on one rank ends the call on every rank), after resetting the
     /// signals the failed calls left dirty so the world stays usable.
+    ///
+    /// A host of [`World::spmd`] waits for its own rank only and resets nothing (its peers may
+    /// still be running): after a failure, its later calls fail with the same root cause until
+    /// the section ends.
     pub fn sync(&self) -> Result<()> {
-        self.world.sync()
+        match &self.section {
+            None => self.world.sync(),
+            Some(_) => self.world.sync_rank(self.ranks.start),
+        }
     }
 
     /// Ends the scope: waits for queued work and reports its outcome, then frees the windows.
@@ -220,9 +313,11 @@ impl<'w> Host<'w> {
 impl Drop for Host<'_> {
     fn drop(&mut self) {
         // Outcomes not collected by `sync`/`finish` are dropped with the scope.
-        let _ = self.world.sync();
+        let _ = self.sync();
         self.owned.borrow_mut().clear();
-        self.world.shared().host_active.store(false, std::sync::atomic::Ordering::Release);
+        if self.section.is_none() {
+            self.world.shared().host_active.store(false, std::sync::atomic::Ordering::Release);
+        }
     }
 }
 

@@ -21,6 +21,7 @@ mod collective;
 mod device;
 pub mod dsl;
 mod error;
+mod fingerprint;
 mod heap;
 mod host;
 mod tensor;

@@ -1,15 +1,18 @@
 //! [`World`]: the ranks of one program, each a device worker with an in-order task queue, over
 //! one symmetric heap.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::device::abi::{Ctx, Diag, KernelFn};
+use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn};
 use crate::device::{LOCAL_OPS, builtins};
+use crate::fingerprint::describe_words;
 use crate::heap::SymmetricHeap;
+use crate::host::Section;
 use crate::window::Allocation;
 use crate::{Error, Host, Result};
 use pld_model::{ABI_VERSION, DeviceStatus, TILE_BYTES, WaitCmp};
@@ -80,6 +83,10 @@ impl WorldBuilder {
             .or_else(|| env_number("PLD_TWO_SHOT_BYTES").map(|b| b as usize))
             .unwrap_or(if self.nranks <= 2 { DEFAULT_TWO_SHOT_BYTES_2_RANKS } else { DEFAULT_TWO_SHOT_BYTES });
         let heap = SymmetricHeap::new(self.nranks, window_bytes)?;
+        // The call board (two fingerprint slots per rank) lives in the window, where peers and
+        // remote transports reach it like any signal.
+        let board_off = heap.alloc("__call_board", 2 * std::mem::size_of::<FingerprintWords>())?;
+        let board_bytes = heap.live_bytes();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         // Ranks that outnumber cores must hand their core over quickly: a pure spin collapses
         // by orders of magnitude there. Otherwise spinning a while beats a futex round trip.
@@ -94,11 +101,15 @@ impl WorldBuilder {
             two_shot_bytes,
             spin_limit,
             yield_limit,
-            pending: AtomicUsize::new(0),
+            pending: (0..self.nranks).map(|_| AtomicUsize::new(0)).collect(),
             idle_lock: Mutex::new(()),
             idle: Condvar::new(),
-            failure: Mutex::new(Failure::default()),
+            failure: Mutex::new(Failure { ranks: vec![None; self.nranks], ..Failure::default() }),
             host_active: AtomicBool::new(false),
+            board_off,
+            board_bytes,
+            call_seq: (0..self.nranks).map(|_| AtomicU64::new(0)).collect(),
+            progress: (0..self.nranks).map(|_| Mutex::new(Progress::default())).collect(),
         });
         let mut queues = Vec::with_capacity(self.nranks);
         let mut workers = Vec::with_capacity(self.nranks);
@@ -161,9 +172,9 @@ impl World {
         self.shared.two_shot_bytes
     }
 
-    /// Bytes of the symmetric heap currently allocated (per rank).
+    /// Bytes of the symmetric heap currently allocated (per rank) by windows and signals.
     pub fn live_window_bytes(&self) -> usize {
-        self.shared.heap.live_bytes()
+        self.shared.heap.live_bytes() - self.shared.board_bytes
     }
 
     /// Opens the host scope: the single controller that allocates windows, stages data and
@@ -172,7 +183,83 @@ impl World {
         if self.shared.host_active.swap(true, Ordering::AcqRel) {
             return Err(Error::WorldBusy);
         }
-        Ok(Host::new(self))
+        Ok(Host::new(self, 0..self.nranks(), None))
+    }
+
+    /// Runs `f` once per rank, each on a thread of its own with a host that drives that rank
+    /// alone: the way every process runs the host function under MPI, so ranks may take
+    /// different paths and can disagree. Windows are allocated collectively (the k-th
+    /// allocation of every rank is one window; a rank allocating another size is an error on
+    /// both sides); every collective call is checked against the peers' before data moves.
+    ///
+    /// Returns each rank's result, by rank. A failure on any rank (an error returned by `f`, a
+    /// failed call, a panic) ends every rank's calls in flight and later in the section with an
+    /// error naming the root cause, and the section fails as a whole: a rank that finished its
+    /// part gets the root cause as its result. When the section ends, the world is reset and
+    /// usable again.
+    pub fn spmd<R: Send>(&self, f: impl Fn(&Host<'_>) -> Result<R> + Sync) -> Result<Vec<Result<R>>> {
+        if self.shared.host_active.swap(true, Ordering::AcqRel) {
+            return Err(Error::WorldBusy);
+        }
+        let section = Arc::new(Section::new(self.nranks()));
+        let f = &f;
+        let results = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..self.nranks())
+                .map(|rank| {
+                    let section = Arc::clone(&section);
+                    std::thread::Builder::new()
+                        .name(format!("pld-host-{rank}"))
+                        .spawn_scoped(scope, move || self.run_rank_host(rank, section, f))
+                })
+                .collect();
+            threads
+                .into_iter()
+                .enumerate()
+                .map(|(rank, thread)| match thread {
+                    Ok(thread) => thread.join().unwrap_or_else(|panic| {
+                        Err(Error::RankPanicked {
+                            rank,
+                            call: "the host function".into(),
+                            message: panic_message(panic.as_ref()),
+                        })
+                    }),
+                    Err(e) => Err(Error::system(format!("starting rank {rank}'s host thread"), e)),
+                })
+                .collect()
+        });
+        drop(section);
+        // Every host is done: clear what a failure left behind (the abort flag, the credits of
+        // the calls it cut short) and line the call numbers up again (ranks that diverged made
+        // different numbers of calls), so the world is usable again.
+        let outcome = self.sync();
+        let calls = self.shared.call_seq.iter().map(|c| c.load(Ordering::Relaxed)).max().unwrap_or(0);
+        self.shared.call_seq.iter().for_each(|c| c.store(calls, Ordering::Relaxed));
+        self.shared.host_active.store(false, Ordering::Release);
+        // A section fails as a whole, as an MPI job does: a rank that finished its part before
+        // (or without meeting) the failure gets the root cause too.
+        Ok(match outcome {
+            Ok(()) => results,
+            Err(root) => results.into_iter().map(|r| r.and_then(|_| Err(root.clone()))).collect(),
+        })
+    }
+
+    /// One rank's host function under [`World::spmd`]: its failures (an error it returns, a
+    /// panic) are the world's, so peers waiting for this rank stop instead of timing out.
+    fn run_rank_host<R>(&self, rank: usize, section: Arc<Section>, f: &impl Fn(&Host<'_>) -> Result<R>) -> Result<R> {
+        let host = Host::new(self, rank..rank + 1, Some(section));
+        let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&host))) {
+            Ok(result) => result,
+            Err(panic) => Err(Error::RankPanicked {
+                rank,
+                call: "the host function".into(),
+                message: panic_message(panic.as_ref()),
+            }),
+        };
+        if let Err(error) = &result {
+            self.shared.record_failure(rank, error.clone(), None);
+        }
+        let finished = host.finish();
+        result.and_then(|value| finished.map(|()| value))
     }
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
@@ -180,32 +267,56 @@ impl World {
     }
 
     pub(crate) fn enqueue(&self, rank: usize, task: Task) {
-        self.shared.pending.fetch_add(1, Ordering::SeqCst);
+        self.shared.pending[rank].fetch_add(1, Ordering::SeqCst);
         if self.queues[rank].send(task).is_err() {
             // The worker is gone (it cannot exit while the world lives); account for the task.
-            self.shared.finish_task();
+            self.shared.finish_task(rank);
         }
     }
 
-    /// Waits until every queue is drained; returns the first failure since the last sync and
-    /// clears the state a failed call leaves behind (abort flag, credits in its signals).
-    pub(crate) fn sync(&self) -> Result<()> {
+    /// Waits until the queues of `ranks` are drained.
+    fn wait_idle(&self, ranks: Range<usize>) {
         let shared = &self.shared;
         let mut guard = shared.idle_lock.lock().unwrap_or_else(|p| p.into_inner());
-        while shared.pending.load(Ordering::SeqCst) > 0 {
+        while ranks.clone().any(|r| shared.pending[r].load(Ordering::SeqCst) > 0) {
             guard = shared.idle.wait(guard).unwrap_or_else(|p| p.into_inner());
         }
-        drop(guard);
-        let failure = std::mem::take(&mut *shared.failure.lock().unwrap_or_else(|p| p.into_inner()));
-        match failure.error {
+    }
+
+    /// Waits until every queue is drained; returns the root cause of the failures since the
+    /// last sync and clears the state a failed call leaves behind (abort flag, credits in its
+    /// signals).
+    pub(crate) fn sync(&self) -> Result<()> {
+        self.wait_idle(0..self.nranks());
+        let shared = &self.shared;
+        let mut failure = shared.failure.lock().unwrap_or_else(|p| p.into_inner());
+        let first_of_rank = failure.ranks.iter_mut().find_map(Option::take);
+        let error = failure.root.take().or(first_of_rank);
+        failure.ranks.iter_mut().for_each(|e| *e = None);
+        let dirty = std::mem::take(&mut failure.dirty_signals);
+        drop(failure);
+        match error {
             None => Ok(()),
             Some(error) => {
-                for signal in &failure.dirty_signals {
+                for signal in &dirty {
                     shared.heap.zero(signal.offset(), signal.bytes());
                 }
                 shared.abort.store(0, Ordering::SeqCst);
                 Err(error)
             }
+        }
+    }
+
+    /// Waits until `rank`'s queue is drained; returns its first failure since its last sync,
+    /// or the world's root cause when the rank only stopped because of another's. Resets
+    /// nothing: other ranks may still be running ([`World::spmd`] resets at its end).
+    pub(crate) fn sync_rank(&self, rank: usize) -> Result<()> {
+        self.wait_idle(rank..rank + 1);
+        let mut failure = self.shared.failure.lock().unwrap_or_else(|p| p.into_inner());
+        match failure.ranks[rank].take() {
+            None => Ok(()),
+            Some(Error::Aborted { rank, call }) => Err(failure.root.clone().unwrap_or(Error::Aborted { rank, call })),
+            Some(error) => Err(error),
         }
     }
 }
@@ -230,13 +341,22 @@ pub(crate) struct Shared {
     two_shot_bytes: usize,
     spin_limit: i32,
     yield_limit: i32,
-    /// Tasks queued and not finished: an atomic, so queueing and finishing a task take no lock.
-    pending: AtomicUsize,
+    /// Tasks queued and not finished, per rank: atomics, so queueing and finishing a task take
+    /// no lock.
+    pending: Box<[AtomicUsize]>,
     /// Held only to sleep on `idle` and to wake it when `pending` reaches zero.
     idle_lock: Mutex<()>,
     idle: Condvar,
     failure: Mutex<Failure>,
     pub(crate) host_active: AtomicBool,
+    /// Offset of the call board in every window.
+    pub(crate) board_off: usize,
+    /// Heap bytes the board takes (not a window of the user's).
+    board_bytes: usize,
+    /// Collective calls issued per rank: the `seq` of the next call's fingerprint.
+    pub(crate) call_seq: Box<[AtomicU64]>,
+    /// The call each rank is in and the last it completed, for hang reports.
+    progress: Box<[Mutex<Progress>]>,
 }
 
 // SAFETY: `peer_bases` points into the heap's regions, which live as long as `Shared`; they are
@@ -247,32 +367,72 @@ unsafe impl Sync for Shared {}
 
 #[derive(Default)]
 struct Failure {
-    error: Option<Error>,
+    /// The first error that is not the consequence of another's (not `Aborted`).
+    root: Option<Error>,
+    /// Each rank's first error since it was last synchronised.
+    ranks: Vec<Option<Error>>,
     /// Signals of calls that failed or were skipped: their credits are reset at the next sync.
     dirty_signals: Vec<Arc<Allocation>>,
 }
 
+/// A collective call as hang reports name it.
+#[derive(Clone)]
+struct CallRecord {
+    seq: u64,
+    call: Label,
+}
+
+impl CallRecord {
+    fn describe(&self) -> String {
+        format!("{} (call #{})", (self.call)(), self.seq)
+    }
+}
+
+#[derive(Default)]
+struct Progress {
+    current: Option<CallRecord>,
+    completed: Option<CallRecord>,
+}
+
 impl Shared {
-    fn finish_task(&self) {
-        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1 {
+    fn finish_task(&self, rank: usize) {
+        if self.pending[rank].fetch_sub(1, Ordering::SeqCst) == 1 {
             // Taking the lock orders this wake after a sync's check-then-wait.
             let _guard = self.idle_lock.lock().unwrap_or_else(|p| p.into_inner());
             self.idle.notify_all();
         }
     }
 
-    fn record_failure(&self, error: Error, signal: Option<Arc<Allocation>>) {
+    /// Records `rank`'s failure; a root cause also stops every rank's waits.
+    pub(crate) fn record_failure(&self, rank: usize, error: Error, signal: Option<Arc<Allocation>>) {
         let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
         let secondary = matches!(error, Error::Aborted { .. });
         if !secondary {
             self.abort.store(1, Ordering::SeqCst);
+            if failure.root.is_none() {
+                failure.root = Some(error.clone());
+            }
         }
-        match &failure.error {
-            None => failure.error = Some(error),
-            Some(Error::Aborted { .. }) if !secondary => failure.error = Some(error),
+        match &failure.ranks[rank] {
+            None => failure.ranks[rank] = Some(error),
+            Some(Error::Aborted { .. }) if !secondary => failure.ranks[rank] = Some(error),
             Some(_) => {}
         }
         failure.dirty_signals.extend(signal);
+    }
+
+    /// Every rank's state for a hang report: the call it is in, the last it completed.
+    fn progress_report(&self) -> Box<[String]> {
+        (0..self.nranks)
+            .map(|rank| {
+                let progress = self.progress[rank].lock().unwrap_or_else(|p| p.into_inner());
+                let done = progress.completed.as_ref().map_or_else(|| "none".to_owned(), CallRecord::describe);
+                match &progress.current {
+                    Some(current) => format!("rank {rank} is in {}, last completed {done}", current.describe()),
+                    None => format!("rank {rank} is in no collective, last completed {done}"),
+                }
+            })
+            .collect()
     }
 
     fn aborted(&self) -> bool {
@@ -295,6 +455,8 @@ pub(crate) type Work = Box<dyn FnOnce(&mut RankState) -> Result<()> + Send>;
 pub(crate) struct Task {
     /// The call this task belongs to, described only when a message needs it.
     pub(crate) call: Label,
+    /// The collective call's number on this rank (its fingerprint's), 0 for other work.
+    pub(crate) seq: u64,
     /// The signal the task waits on, reset if the task fails or is skipped.
     pub(crate) signal: Option<Arc<Allocation>>,
     /// The work itself.
@@ -316,7 +478,7 @@ impl RankState {
             self.run(task, &shared);
             // Everything the task held (its windows, its signal) is released by now, so a
             // sync that sees the queue drained also sees the memory freed.
-            shared.finish_task();
+            shared.finish_task(self.rank);
         }
     }
 
@@ -336,7 +498,11 @@ impl RankState {
     }
 
     fn run(&mut self, task: Task, shared: &Shared) {
-        let Task { call, signal, work } = task;
+        let Task { call, seq, signal, work } = task;
+        if seq != 0 {
+            let record = CallRecord { seq, call: Arc::clone(&call) };
+            shared.progress[self.rank].lock().unwrap_or_else(|p| p.into_inner()).current = Some(record);
+        }
         let error = if shared.aborted() {
             // A call already failed: this task would wait on a rank that stopped.
             Some(Error::Aborted { rank: self.rank, call: call() })
@@ -349,8 +515,15 @@ impl RankState {
                 }
             }
         };
+        if seq != 0 {
+            let mut progress = shared.progress[self.rank].lock().unwrap_or_else(|p| p.into_inner());
+            let finished = progress.current.take();
+            if error.is_none() {
+                progress.completed = finished;
+            }
+        }
         if let Some(error) = error {
-            shared.record_failure(error, signal);
+            shared.record_failure(self.rank, error, signal);
         }
     }
 
@@ -359,13 +532,15 @@ impl RankState {
         self.shared.heap.base(self.rank)
     }
 
-    /// Runs a kernel on this rank and turns its status into a result with context.
+    /// Runs a kernel on this rank and turns its status into a result with context (`own_call`:
+    /// the collective's fingerprint, for a mismatch report).
     pub(crate) fn run_kernel(
         &mut self,
         kernel: KernelFn,
         args: *const std::ffi::c_void,
         scratch_bytes: usize,
         call: &Label,
+        own_call: FingerprintWords,
     ) -> Result<()> {
         let scratch_bytes = scratch_bytes.max(TILE_BYTES);
         let words = scratch_bytes.div_ceil(8);
@@ -398,12 +573,12 @@ impl RankState {
         if status == DeviceStatus::Ok as i32 {
             return Ok(());
         }
-        Err(self.failure(status, &diag, call))
+        Err(self.failure(status, &diag, call, own_call))
     }
 
     /// The error a failed kernel's status and diagnosis describe (the call is formatted here
     /// only, never on success).
-    fn failure(&self, status: i32, diag: &Diag, call: &Label) -> Error {
+    fn failure(&self, status: i32, diag: &Diag, call: &Label, own_call: FingerprintWords) -> Error {
         let rank = self.rank;
         let call = call();
         let owner = |off: u64| self.shared.heap.owner_of(off as usize);
@@ -445,8 +620,16 @@ impl RankState {
                     observed: diag.observed,
                     missing,
                     timeout_ms: self.shared.timeout.as_millis() as u64,
+                    ranks: self.shared.progress_report(),
                 }
             }
+            Some(DeviceStatus::Mismatch) => Error::MismatchedCall {
+                rank,
+                call,
+                peer: diag.index.max(0) as usize,
+                peer_call: describe_words(diag.peer_call),
+                own_call: describe_words(own_call),
+            },
             Some(DeviceStatus::BadCount) => Error::InvalidCount {
                 rank,
                 call,

@@ -5,7 +5,7 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
@@ -30,6 +30,9 @@ pub enum DeviceStatus {
     Unsupported = 6,
     /// A user kernel reported failure.
     KernelFailed = 7,
+    /// A peer published another call than this rank's (collective, op, dtype, count or root);
+    /// the diagnosis holds the peer's fingerprint.
+    Mismatch = 8,
 }
 
 impl DeviceStatus {
@@ -44,6 +47,7 @@ impl DeviceStatus {
             5 => DeviceStatus::Transport,
             6 => DeviceStatus::Unsupported,
             7 => DeviceStatus::KernelFailed,
+            8 => DeviceStatus::Mismatch,
             _ => return None,
         })
     }
@@ -118,6 +122,10 @@ impl AbiLayout {
         ("pld_diag", "index"),
         ("pld_diag", "value"),
         ("pld_diag", "limit"),
+        ("pld_diag", "peer_call"),
+        ("pld_fingerprint", ""),
+        ("pld_fingerprint", "seq"),
+        ("pld_fingerprint", "what"),
         ("pld_coll_args", ""),
         ("pld_coll_args", "target_off"),
         ("pld_coll_args", "input_off"),
@@ -128,5 +136,7 @@ impl AbiLayout {
         ("pld_coll_args", "recv_counts_off"),
         ("pld_coll_args", "max_rows"),
         ("pld_coll_args", "root"),
+        ("pld_coll_args", "board_off"),
+        ("pld_coll_args", "call"),
     ];
 }

@@ -20,6 +20,16 @@ pub(crate) struct Diag {
     pub _pad: i32,
     pub value: i64,
     pub limit: i64,
+    pub peer_call: FingerprintWords,
+}
+
+/// `pld_fingerprint`: a call's number and the three words describing it
+/// ([`crate::fingerprint::Fingerprint`] encodes and decodes them).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FingerprintWords {
+    pub seq: u64,
+    pub what: [u64; 3],
 }
 
 /// `pld_ops`.
@@ -71,6 +81,8 @@ pub(crate) struct CollArgs {
     pub max_rows: i64,
     pub root: i32,
     pub _pad: i32,
+    pub board_off: u64,
+    pub call: FingerprintWords,
 }
 
 /// `pld_kernel_fn`.
@@ -115,6 +127,10 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_diag", "index") => offset_of!(Diag, index),
                 ("pld_diag", "value") => offset_of!(Diag, value),
                 ("pld_diag", "limit") => offset_of!(Diag, limit),
+                ("pld_diag", "peer_call") => offset_of!(Diag, peer_call),
+                ("pld_fingerprint", "") => size_of::<FingerprintWords>(),
+                ("pld_fingerprint", "seq") => offset_of!(FingerprintWords, seq),
+                ("pld_fingerprint", "what") => offset_of!(FingerprintWords, what),
                 ("pld_coll_args", "") => size_of::<CollArgs>(),
                 ("pld_coll_args", "target_off") => offset_of!(CollArgs, target_off),
                 ("pld_coll_args", "input_off") => offset_of!(CollArgs, input_off),
@@ -125,6 +141,8 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_coll_args", "recv_counts_off") => offset_of!(CollArgs, recv_counts_off),
                 ("pld_coll_args", "max_rows") => offset_of!(CollArgs, max_rows),
                 ("pld_coll_args", "root") => offset_of!(CollArgs, root),
+                ("pld_coll_args", "board_off") => offset_of!(CollArgs, board_off),
+                ("pld_coll_args", "call") => offset_of!(CollArgs, call),
                 other => {
                     unreachable!("AbiLayout::FIELDS names {other:?}, which has no Rust mirror")
                 }

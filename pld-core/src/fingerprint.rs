@@ -1,0 +1,123 @@
+//! Call fingerprints: what one collective call is (collective and algorithm, op, dtype, root,
+//! element count) and its number on the rank, in the four words the device compares before it
+//! moves any data (`pld_check_peer` in the ABI header). Only this module gives the words meaning.
+
+use pld_model::{DType, KernelKind, ReduceOp};
+
+use crate::device::abi::FingerprintWords;
+
+/// One collective call as every rank must agree on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fingerprint {
+    /// The call's number on its rank, from 1.
+    pub seq: u64,
+    /// The kernel, which names the collective and its algorithm (mesh one-shot, two-shot, ring).
+    pub kind: KernelKind,
+    /// The reduce op of reducing collectives.
+    pub op: Option<ReduceOp>,
+    /// The element type (`None` for a barrier).
+    pub dtype: Option<DType>,
+    /// The broadcast root (0 otherwise).
+    pub root: i32,
+    /// Elements of the call's main operand (all_gather: of `local`; all_to_all(_v): of `input`).
+    pub count: u64,
+}
+
+fn index_of<T: PartialEq>(all: &[T], x: &T) -> u64 {
+    all.iter().position(|y| y == x).map_or(0, |i| i as u64 + 1)
+}
+
+fn from_index<T: Copy>(all: &[T], i: u64) -> Option<Option<T>> {
+    match i {
+        0 => Some(None),
+        i => all.get(i as usize - 1).copied().map(Some),
+    }
+}
+
+impl Fingerprint {
+    /// The words the device publishes and compares.
+    pub fn words(&self) -> FingerprintWords {
+        let kind = index_of(&KernelKind::ALL, &self.kind);
+        let op = self.op.map_or(0, |op| index_of(&ReduceOp::ALL, &op));
+        let dtype = self.dtype.map_or(0, |d| index_of(&DType::ALL, &d));
+        FingerprintWords { seq: self.seq, what: [kind | op << 8 | dtype << 16, self.root as u32 as u64, self.count] }
+    }
+
+    /// Decodes words published by a peer; `None` when they are no fingerprint this runtime
+    /// writes (a slot never written, or one written by something else).
+    pub fn decode(words: FingerprintWords) -> Option<Fingerprint> {
+        let [code, root, count] = words.what;
+        if words.seq == 0 || code >> 24 != 0 {
+            return None;
+        }
+        let kind = from_index(&KernelKind::ALL, code & 0xff)??;
+        Some(Fingerprint {
+            seq: words.seq,
+            kind,
+            op: from_index(&ReduceOp::ALL, (code >> 8) & 0xff)?,
+            dtype: from_index(&DType::ALL, (code >> 16) & 0xff)?,
+            root: u32::try_from(root).ok()? as i32,
+            count,
+        })
+    }
+
+    /// `all_reduce(mode = mesh, op = sum, dtype = f32, count = 1024) as call #3`.
+    pub fn describe(&self) -> String {
+        let mut args = Vec::new();
+        match self.kind {
+            KernelKind::AllReduceMesh => args.push("mode = mesh".to_owned()),
+            KernelKind::AllReduceTwoShot => args.push("mode = mesh (two-shot)".to_owned()),
+            KernelKind::AllReduceRing => args.push("mode = ring".to_owned()),
+            KernelKind::Broadcast => args.push(format!("root = {}", self.root)),
+            _ => {}
+        }
+        if let Some(op) = self.op {
+            args.push(format!("op = {op}"));
+        }
+        if let Some(dtype) = self.dtype {
+            args.push(format!("dtype = {dtype}"));
+            args.push(format!("count = {}", self.count));
+        }
+        format!("{}({}) as call #{}", self.kind.collective().name(), args.join(", "), self.seq)
+    }
+}
+
+/// How a peer's published words read in a message.
+pub(crate) fn describe_words(words: FingerprintWords) -> String {
+    match Fingerprint::decode(words) {
+        Some(fingerprint) => fingerprint.describe(),
+        None if words.seq == 0 => "no collective".to_owned(),
+        None => format!("an unknown call (fingerprint {:#x} {:x?})", words.seq, words.what),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fingerprint_round_trips_through_its_words() {
+        for kind in KernelKind::ALL {
+            for op in [None, Some(ReduceOp::Max)] {
+                for dtype in [None, Some(DType::BF16), Some(DType::U64)] {
+                    let f = Fingerprint { seq: 7, kind, op, dtype, root: 3, count: 1 << 40 };
+                    assert_eq!(Fingerprint::decode(f.words()), Some(f));
+                }
+            }
+        }
+        assert_eq!(describe_words(FingerprintWords::default()), "no collective");
+    }
+
+    #[test]
+    fn a_description_names_what_differs() {
+        let f = Fingerprint {
+            seq: 3,
+            kind: KernelKind::AllReduceMesh,
+            op: Some(ReduceOp::Sum),
+            dtype: Some(DType::F32),
+            root: 0,
+            count: 1024,
+        };
+        assert_eq!(f.describe(), "all_reduce(mode = mesh, op = sum, dtype = f32, count = 1024) as call #3");
+    }
+}

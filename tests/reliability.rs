@@ -1,0 +1,202 @@
+//! Reliability of collectives across ranks that take their own paths ([`World::spmd`], the
+//! way every process runs the host function under MPI): mismatched calls are caught before data
+//! moves and reported on every rank naming both sides; a rank that never arrives is named in a
+//! hang report with every rank's last completed call; a panicking or failing rank ends every
+//! rank's call with an error well before the deadline; the world is usable afterwards.
+
+use std::time::{Duration, Instant};
+
+use pld::{AllReduce, Broadcast, Error, Opts, ReduceOp, World};
+
+/// A deadline far beyond what the failures below take to be reported: they must not wait for it.
+const LONG: Duration = Duration::from_secs(60);
+
+fn world(nranks: usize, timeout: Duration) -> World {
+    World::builder(nranks).timeout(timeout).local().unwrap()
+}
+
+/// The world still runs a correct collective after a failed section.
+fn assert_usable(world: &World) {
+    let host = world.host().unwrap();
+    let data = host.window::<f32>("after", [64]).unwrap();
+    for r in host.ranks() {
+        host.write(&data, r, &[r as f32; 64]).unwrap();
+    }
+    host.all_reduce(&data, AllReduce::mesh()).unwrap();
+    let n = world.nranks() as f32;
+    assert_eq!(host.read(&data, 0).unwrap(), vec![n * (n - 1.0) / 2.0; 64]);
+}
+
+#[test]
+fn a_different_op_on_one_rank_is_an_error_on_every_rank_naming_both_sides() {
+    let world = world(3, LONG);
+    let started = Instant::now();
+    let results = world
+        .spmd(|host| {
+            let data = host.window::<f32>("data", [1024])?;
+            let op = if host.rank() == Some(2) { ReduceOp::Max } else { ReduceOp::Sum };
+            host.all_reduce(&data, AllReduce::mesh().op(op))?;
+            host.sync()
+        })
+        .unwrap();
+    assert!(started.elapsed() < LONG / 4, "reported at once, not at the deadline");
+    for (rank, result) in results.iter().enumerate() {
+        let err = result.as_ref().unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, Error::MismatchedCall { .. }), "rank {rank}: {message}");
+        assert!(message.contains("op = max") && message.contains("op = sum"), "rank {rank}: {message}");
+        assert!(message.contains("count = 1024") && message.contains("call #1"), "rank {rank}: {message}");
+        if let Error::MismatchedCall { rank: finder, peer, .. } = err {
+            assert!(*finder == 2 || *peer == 2, "rank 2 is one of the two sides: {message}");
+        }
+    }
+    // Each message names both sides in full (a rank stopped by another's failure reports that
+    // root cause, which does too).
+    for result in &results {
+        let message = result.as_ref().unwrap_err().to_string();
+        assert!(message.contains("called all_reduce(mode = mesh, op = max, dtype = f32, count = 1024)"), "{message}");
+        assert!(message.contains("called all_reduce(mode = mesh, op = sum, dtype = f32, count = 1024)"), "{message}");
+    }
+    assert_usable(&world);
+}
+
+#[test]
+fn every_kind_of_disagreement_is_caught() {
+    type Call = fn(&pld::Host<'_>, bool) -> pld::Result<()>;
+    let cases: [(&str, Call); 6] = [
+        ("count", |h, odd| h.all_reduce(&h.window::<f32>("d", [if odd { 8 } else { 9 }])?, AllReduce::mesh())),
+        ("dtype", |h, odd| {
+            if odd {
+                h.all_reduce(&h.window::<f32>("d", [8])?, AllReduce::mesh())
+            } else {
+                h.all_reduce(&h.window::<i32>("d", [8])?, AllReduce::mesh())
+            }
+        }),
+        ("mode", |h, odd| {
+            h.all_reduce(&h.window::<f32>("d", [8])?, if odd { AllReduce::ring() } else { AllReduce::mesh() })
+        }),
+        ("root", |h, odd| h.broadcast(&h.window::<u8>("d", [8])?, Broadcast::root(if odd { 1 } else { 0 }))),
+        ("collective", |h, odd| {
+            let d = h.window::<f32>("d", [8])?;
+            if odd { h.barrier(Opts::new()) } else { h.all_reduce(&d, AllReduce::mesh()) }
+        }),
+        ("call count", |h, odd| {
+            let d = h.window::<f32>("d", [8])?;
+            let signal = h.signal("s")?;
+            if odd {
+                h.barrier(Opts::new().signal(&signal))?;
+            }
+            h.all_reduce(&d, AllReduce::mesh().signal(&signal))
+        }),
+    ];
+    let world = world(4, LONG);
+    for (what, call) in cases {
+        let results = world.spmd(|host| call(host, host.rank() == Some(1)).and_then(|()| host.sync())).unwrap();
+        for (rank, result) in results.iter().enumerate() {
+            let Err(err) = result else { panic!("{what}: rank {rank} succeeded") };
+            assert!(
+                matches!(err, Error::MismatchedCall { .. } | Error::MismatchedAllocation { .. }),
+                "{what}: rank {rank}: {err}"
+            );
+        }
+    }
+    assert_usable(&world);
+}
+
+#[test]
+fn a_rank_that_never_arrives_is_named_with_every_rank_s_last_call() {
+    let timeout = Duration::from_millis(400);
+    let world = world(3, timeout);
+    let started = Instant::now();
+    let results = world
+        .spmd(|host| {
+            let data = host.window::<f32>("data", [16])?;
+            host.all_reduce(&data, AllReduce::mesh())?;
+            if host.rank() != Some(1) {
+                host.barrier(Opts::new())?; // rank 1 returns instead
+            }
+            host.sync()
+        })
+        .unwrap();
+    // Rank 1 did everything it was asked, but the section fails as a whole.
+    for (rank, result) in results.iter().enumerate() {
+        let err = result.as_ref().unwrap_err();
+        let message = err.to_string();
+        let Error::Timeout { missing, ranks, .. } = err else { panic!("rank {rank}: {message}") };
+        assert!(missing.contains(&1), "rank {rank}: {message}");
+        assert!(ranks[1].starts_with("rank 1 is in no collective, last completed all_reduce"), "{message}");
+        assert!(ranks[1].contains("(call #1)"), "{message}");
+        assert!(message.contains("barrier() at tests/reliability.rs"), "{message}");
+    }
+    assert!(started.elapsed() < timeout * 10, "took {:?}", started.elapsed());
+    assert_usable(&world);
+}
+
+#[test]
+fn a_panicking_rank_ends_every_rank_s_call_long_before_the_deadline() {
+    let world = world(4, LONG);
+    let started = Instant::now();
+    let results = world
+        .spmd(|host| {
+            let data = host.window::<f64>("data", [4096])?;
+            host.all_reduce(&data, AllReduce::ring())?;
+            if host.rank() == Some(3) {
+                panic!("rank 3 lost its input");
+            }
+            host.all_reduce(&data, AllReduce::ring())?;
+            host.sync()
+        })
+        .unwrap();
+    assert!(started.elapsed() < LONG / 4, "took {:?}", started.elapsed());
+    for (rank, result) in results.iter().enumerate() {
+        let err = result.as_ref().unwrap_err();
+        assert!(
+            matches!(err, Error::RankPanicked { rank: 3, message, .. } if message == "rank 3 lost its input"),
+            "rank {rank}: {err}"
+        );
+    }
+    assert_usable(&world);
+}
+
+#[test]
+fn an_error_returned_by_one_rank_stops_the_others() {
+    let world = world(2, LONG);
+    let started = Instant::now();
+    let results = world
+        .spmd(|host| {
+            let data = host.window::<u32>("data", [8])?;
+            let root = if host.rank() == Some(0) { 5 } else { 0 }; // out of range on rank 0 only
+            host.broadcast(&data, Broadcast::root(root))?;
+            host.sync()
+        })
+        .unwrap();
+    assert!(started.elapsed() < LONG / 4, "took {:?}", started.elapsed());
+    for result in &results {
+        assert!(matches!(result, Err(Error::RootOutOfRange { root: 5, .. })), "{result:?}");
+    }
+    assert_usable(&world);
+}
+
+#[test]
+fn spmd_hosts_share_their_windows_and_drive_only_their_rank() {
+    let world = world(4, LONG);
+    let sums = world
+        .spmd(|host| {
+            let rank = host.rank().unwrap();
+            assert_eq!(host.ranks(), rank..rank + 1);
+            let data = host.window::<i64>("data", [3])?;
+            host.write(&data, rank, &[rank as i64, 1, -(rank as i64)])?;
+            let other = (rank + 1) % 4;
+            assert!(
+                matches!(host.write(&data, other, &[0; 3]), Err(Error::RankNotOwned { rank, .. }) if rank == other)
+            );
+            host.all_reduce(&data, AllReduce::ring())?;
+            host.read(&data, rank)
+        })
+        .unwrap();
+    for sum in sums {
+        assert_eq!(sum.unwrap(), vec![6, 4, -6]);
+    }
+    assert_eq!(world.live_window_bytes(), 0, "every window of the section is freed");
+    assert!(matches!(world.spmd(|_| Ok(())).unwrap().as_slice(), [Ok(()), Ok(()), Ok(()), Ok(())]));
+}
