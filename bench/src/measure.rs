@@ -17,6 +17,8 @@ pub struct Config {
     pub mode: AllReduceMode,
     pub dtype: DType,
     pub seconds: f64,
+    /// Whether calls compare fingerprints (off only for `--baseline unchecked`).
+    pub check_calls: bool,
 }
 
 /// One size's result.
@@ -63,7 +65,7 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Vec<Row
     let n = config.nranks;
     let elem = config.dtype.size();
     let max = sizes.iter().map(|&b| shape(config.coll, b, n, elem).0).max().unwrap_or(1).max(1);
-    let world = World::local(n)?;
+    let world = World::builder(n).check_calls(config.check_calls).local()?;
     let host = world.host()?;
     // Windows at the largest size, allocated (and faulted in) once; each size views a prefix.
     let a = host.alloc("a", n * max * elem)?;

@@ -9,8 +9,17 @@ use anyhow::{Context, Result, bail};
 use crate::measure::Config;
 use pld::Collective;
 
+/// What pld is compared with in one run: its rows and how the table names it.
+pub struct Baseline {
+    /// Column prefix (`mpi`, `unchecked`).
+    pub column: &'static str,
+    /// Legend and summary name (`Open MPI`).
+    pub name: &'static str,
+    pub rows: Vec<BaselineRow>,
+}
+
 /// One size of the baseline.
-pub struct MpiRow {
+pub struct BaselineRow {
     pub bytes: usize,
     pub time_us: f64,
     pub busbw: f64,
@@ -33,7 +42,7 @@ fn default_source() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/baselines/collbench.c")
 }
 
-pub fn run(config: &Config, sizes: &[usize], source: Option<&Path>) -> Result<Vec<MpiRow>> {
+pub fn run(config: &Config, sizes: &[usize], source: Option<&Path>) -> Result<Vec<BaselineRow>> {
     let Some(name) = collbench_name(config.coll) else {
         bail!(
             "collbench has no {} baseline (it measures allreduce, allgather, alltoall, bcast, barrier)",
@@ -77,7 +86,7 @@ pub fn run(config: &Config, sizes: &[usize], source: Option<&Path>) -> Result<Ve
         .filter_map(|line| {
             let f: Vec<&str> = line.split_whitespace().collect();
             // size count iters avg min max algbw busbw #wrong
-            Some(MpiRow {
+            Some(BaselineRow {
                 bytes: f.first()?.parse().ok()?,
                 time_us: f.get(3)?.parse().ok()?,
                 busbw: f.get(7)?.parse().ok()?,

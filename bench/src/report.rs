@@ -7,13 +7,13 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 
 use crate::measure::{Config, Row};
-use crate::mpi::MpiRow;
+use crate::mpi::{Baseline, BaselineRow};
 
-fn baseline_for(baseline: Option<&Vec<MpiRow>>, bytes: usize) -> Option<&MpiRow> {
-    baseline?.iter().find(|m| m.bytes == bytes)
+fn baseline_for(baseline: Option<&Baseline>, bytes: usize) -> Option<&BaselineRow> {
+    baseline?.rows.iter().find(|m| m.bytes == bytes)
 }
 
-pub fn print(config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) {
+pub fn print(config: &Config, rows: &[Row], baseline: Option<&Baseline>) {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
         "# pld-bench {}  nranks={}  dtype={}  op={}  mode={}  ({cpus} cpus)",
@@ -27,8 +27,9 @@ pub fn print(config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) {
         "# {:>10} {:>10} {:>5} {:>10} {:>9} {:>9} {:>6}",
         "size(B)", "count", "type", "time(us)", "algbw", "busbw", "#wrong"
     );
-    if baseline.is_some() {
-        let _ = write!(header, " {:>12} {:>10} {:>7}", "mpi time(us)", "mpi busbw", "ratio");
+    if let Some(b) = baseline {
+        let (time, busbw) = (format!("{} time(us)", b.column), format!("{} busbw", b.column));
+        let _ = write!(header, " {time:>12} {busbw:>10} {:>7}", "ratio");
     }
     println!("{header}");
     for r in rows {
@@ -50,18 +51,20 @@ pub fn print(config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) {
     let avg = rows.iter().map(|r| r.busbw).sum::<f64>() / rows.len().max(1) as f64;
     let mut tail = format!("# Avg bus bandwidth: {avg:.3} GB/s");
     if let Some(b) = baseline {
-        let m = b.iter().map(|m| m.busbw).sum::<f64>() / b.len().max(1) as f64;
-        let _ = write!(tail, "   (Open MPI: {m:.3} GB/s)");
-    }
-    println!("{tail}");
-    if baseline.is_some() {
-        println!("# ratio = Open MPI time / pld time (above 1: pld is faster)");
+        let m = b.rows.iter().map(|m| m.busbw).sum::<f64>() / b.rows.len().max(1) as f64;
+        let _ = write!(tail, "   ({}: {m:.3} GB/s)", b.name);
+        println!("{tail}");
+        println!("# ratio = {} time / pld time (above 1: pld is faster)", b.name);
+    } else {
+        println!("{tail}");
     }
 }
 
-pub fn csv(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) -> Result<()> {
-    let mut out = String::from(
-        "collective,nranks,dtype,bytes,count,time_us,algbw_gbs,busbw_gbs,wrong,mpi_time_us,mpi_busbw_gbs,mpi_wrong\n",
+pub fn csv(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baseline>) -> Result<()> {
+    let column = baseline.map_or("baseline", |b| b.column);
+    let mut out = format!(
+        "collective,nranks,dtype,bytes,count,time_us,algbw_gbs,busbw_gbs,wrong,\
+         {column}_time_us,{column}_busbw_gbs,{column}_wrong\n",
     );
     for r in rows {
         let (mt, mb, mw) = baseline_for(baseline, r.bytes)
@@ -83,7 +86,7 @@ pub fn csv(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Vec<Mpi
     std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))
 }
 
-pub fn plot(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Vec<MpiRow>>) -> Result<()> {
+pub fn plot(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baseline>) -> Result<()> {
     let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
     let min_b = rows.iter().map(|r| r.bytes.max(1)).min().unwrap_or(1) as f64;
@@ -91,7 +94,7 @@ pub fn plot(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Vec<Mp
     let max_bw = rows
         .iter()
         .map(|r| r.busbw)
-        .chain(baseline.into_iter().flatten().map(|m| m.busbw))
+        .chain(baseline.into_iter().flat_map(|b| &b.rows).map(|m| m.busbw))
         .fold(0.0f64, f64::max)
         .max(0.001)
         * 1.1;
@@ -118,11 +121,11 @@ pub fn plot(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Vec<Mp
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
     chart.draw_series(pld.iter().map(|&p| Circle::new(p, 3, BLUE.filled()))).map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(b) = baseline {
-        let mpi: Vec<(f64, f64)> = b.iter().map(|m| (m.bytes.max(1) as f64, m.busbw)).collect();
+        let mpi: Vec<(f64, f64)> = b.rows.iter().map(|m| (m.bytes.max(1) as f64, m.busbw)).collect();
         chart
             .draw_series(LineSeries::new(mpi.clone(), RED.stroke_width(2)))
             .map_err(|e| anyhow::anyhow!("{e}"))?
-            .label("Open MPI")
+            .label(b.name)
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
         chart.draw_series(mpi.iter().map(|&p| Circle::new(p, 3, RED.filled()))).map_err(|e| anyhow::anyhow!("{e}"))?;
     }

@@ -214,6 +214,9 @@ impl Host<'_> {
         for rank in self.ranks() {
             fingerprint.seq = shared.call_seq[rank].fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             args.call = fingerprint.words();
+            if !shared.check_calls {
+                args.call.seq = 0; // the device skips publishing and comparing
+            }
             let call = Arc::clone(&plan.call);
             let keep = Arc::clone(&keep);
             let signal = Arc::clone(&plan.signal);

@@ -37,12 +37,21 @@ pub struct WorldBuilder {
     timeout: Option<Duration>,
     window_bytes: Option<usize>,
     two_shot_bytes: Option<usize>,
+    check_calls: bool,
 }
 
 impl WorldBuilder {
     /// A world of `nranks` ranks.
     pub fn new(nranks: usize) -> WorldBuilder {
-        WorldBuilder { nranks, timeout: None, window_bytes: None, two_shot_bytes: None }
+        WorldBuilder { nranks, timeout: None, window_bytes: None, two_shot_bytes: None, check_calls: true }
+    }
+
+    /// Whether collectives compare their fingerprints across ranks before moving data (default
+    /// on). Off only to measure what the check costs (`pld-bench --baseline unchecked`): a
+    /// world without it cannot tell mismatched calls from matching ones.
+    pub fn check_calls(mut self, check: bool) -> WorldBuilder {
+        self.check_calls = check;
+        self
     }
 
     /// The deadline of every wait (default `PLD_TIMEOUT_MS`, else 60 s).
@@ -108,6 +117,7 @@ impl WorldBuilder {
             host_active: AtomicBool::new(false),
             board_off,
             board_bytes,
+            check_calls: self.check_calls,
             call_seq: (0..self.nranks).map(|_| AtomicU64::new(0)).collect(),
             progress: (0..self.nranks).map(|_| Mutex::new(Progress::default())).collect(),
         });
@@ -353,6 +363,8 @@ pub(crate) struct Shared {
     pub(crate) board_off: usize,
     /// Heap bytes the board takes (not a window of the user's).
     board_bytes: usize,
+    /// Whether calls publish and compare fingerprints.
+    pub(crate) check_calls: bool,
     /// Collective calls issued per rank: the `seq` of the next call's fingerprint.
     pub(crate) call_seq: Box<[AtomicU64]>,
     /// The call each rank is in and the last it completed, for hang reports.
