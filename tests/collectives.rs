@@ -4,30 +4,13 @@
 //! be all zero after every call. The full cross product is sampled (cycling the axes against
 //! each other) so every axis value is covered while the suite stays quick on 2 cores.
 
+#[macro_use]
 mod common;
 
 use common::*;
 use pld::{AllReduce, AllReduceMode, Broadcast, DType, Opts, ReduceOp, ReduceScatter, World};
 
 const ROUNDS: usize = 3;
-
-/// Calls `$f::<T>($args)` with `T` the Rust type of `$dtype`.
-macro_rules! with_dtype {
-    ($dtype:expr, $f:ident($($arg:expr),*)) => {
-        match $dtype {
-            DType::I8 => $f::<i8>($($arg),*),
-            DType::U8 => $f::<u8>($($arg),*),
-            DType::I32 => $f::<i32>($($arg),*),
-            DType::U32 => $f::<u32>($($arg),*),
-            DType::I64 => $f::<i64>($($arg),*),
-            DType::U64 => $f::<u64>($($arg),*),
-            DType::F16 => $f::<pld::f16>($($arg),*),
-            DType::BF16 => $f::<pld::bf16>($($arg),*),
-            DType::F32 => $f::<f32>($($arg),*),
-            DType::F64 => $f::<f64>($($arg),*),
-        }
-    };
-}
 
 fn all_reduce_case<T: TestElem>(nranks: usize, count: usize, mode: AllReduceMode, op: ReduceOp) {
     all_reduce_rounds::<T>(&World::local(nranks).unwrap(), count, mode, op);

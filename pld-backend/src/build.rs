@@ -101,7 +101,7 @@ impl Build {
 }
 
 /// The C of one program: its kernels and the hash the program macro checks at load.
-fn program_c(program: &Program) -> String {
+pub(crate) fn program_c(program: &Program) -> String {
     let module = program.ident.to_string();
     let mut c = String::new();
     let mut any = false;

@@ -11,6 +11,8 @@ mod build;
 mod builtins;
 mod compile;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod lower;
 mod source;
 

@@ -1,12 +1,14 @@
-//! Trailing commas are formatting: the printer (prettyplease) adds them to lists it wraps and
-//! drops them from lists it keeps on one line. Dropping them wherever they carry no meaning when
-//! a program is parsed makes the canonical form independent of layout, so a program that is
-//! printed and parsed again is equal to itself.
+//! The canonical form is independent of layout, so a program that is printed and parsed again is
+//! equal to itself. The printer (prettyplease) decides some punctuation by itself: it adds
+//! trailing commas to lists it wraps and drops them from lists it keeps on one line, and it
+//! drops empty statements and the semicolon after a statement that can only be `()` (`for`,
+//! `while`, an `if` without a final `else`). Parsing drops the same punctuation, wherever it
+//! carries no meaning.
 
 use syn::punctuated::Punctuated;
 use syn::visit_mut::{self, VisitMut};
 
-pub(crate) struct DropTrailingCommas;
+pub(crate) struct Canonicalize;
 
 fn drop_trailing<T, P>(list: &mut Punctuated<T, P>) {
     if list.trailing_punct() {
@@ -14,7 +16,35 @@ fn drop_trailing<T, P>(list: &mut Punctuated<T, P>) {
     }
 }
 
-impl VisitMut for DropTrailingCommas {
+/// Whether `expr` is a statement prettyplease prints without its semicolon: one whose value can
+/// only be `()`.
+fn unit_block(expr: &syn::Expr) -> bool {
+    fn if_without_final_else(expr: &syn::ExprIf) -> bool {
+        match &expr.else_branch {
+            None => true,
+            Some((_, next)) => matches!(&**next, syn::Expr::If(next) if if_without_final_else(next)),
+        }
+    }
+    match expr {
+        syn::Expr::ForLoop(_) | syn::Expr::While(_) => true,
+        syn::Expr::If(expr) => if_without_final_else(expr),
+        _ => false,
+    }
+}
+
+impl VisitMut for Canonicalize {
+    fn visit_block_mut(&mut self, block: &mut syn::Block) {
+        block.stmts.retain(|stmt| !matches!(stmt, syn::Stmt::Expr(syn::Expr::Verbatim(t), Some(_)) if t.is_empty()));
+        for stmt in &mut block.stmts {
+            if let syn::Stmt::Expr(expr, semi) = stmt
+                && unit_block(expr)
+            {
+                *semi = None;
+            }
+        }
+        visit_mut::visit_block_mut(self, block);
+    }
+
     fn visit_signature_mut(&mut self, sig: &mut syn::Signature) {
         drop_trailing(&mut sig.inputs);
         visit_mut::visit_signature_mut(self, sig);
@@ -66,5 +96,67 @@ impl VisitMut for DropTrailingCommas {
     fn visit_expr_closure_mut(&mut self, closure: &mut syn::ExprClosure) {
         drop_trailing(&mut closure.inputs);
         visit_mut::visit_expr_closure_mut(self, closure);
+    }
+
+    fn visit_angle_bracketed_generic_arguments_mut(&mut self, args: &mut syn::AngleBracketedGenericArguments) {
+        drop_trailing(&mut args.args);
+        visit_mut::visit_angle_bracketed_generic_arguments_mut(self, args);
+    }
+
+    fn visit_parenthesized_generic_arguments_mut(&mut self, args: &mut syn::ParenthesizedGenericArguments) {
+        drop_trailing(&mut args.inputs);
+        visit_mut::visit_parenthesized_generic_arguments_mut(self, args);
+    }
+
+    fn visit_generics_mut(&mut self, generics: &mut syn::Generics) {
+        drop_trailing(&mut generics.params);
+        if let Some(clause) = &mut generics.where_clause {
+            drop_trailing(&mut clause.predicates);
+        }
+        visit_mut::visit_generics_mut(self, generics);
+    }
+
+    fn visit_pat_tuple_struct_mut(&mut self, pat: &mut syn::PatTupleStruct) {
+        drop_trailing(&mut pat.elems);
+        visit_mut::visit_pat_tuple_struct_mut(self, pat);
+    }
+
+    fn visit_pat_slice_mut(&mut self, pat: &mut syn::PatSlice) {
+        drop_trailing(&mut pat.elems);
+        visit_mut::visit_pat_slice_mut(self, pat);
+    }
+
+    fn visit_pat_struct_mut(&mut self, pat: &mut syn::PatStruct) {
+        if pat.rest.is_none() {
+            drop_trailing(&mut pat.fields);
+        }
+        visit_mut::visit_pat_struct_mut(self, pat);
+    }
+
+    fn visit_fields_named_mut(&mut self, fields: &mut syn::FieldsNamed) {
+        drop_trailing(&mut fields.named);
+        visit_mut::visit_fields_named_mut(self, fields);
+    }
+
+    fn visit_fields_unnamed_mut(&mut self, fields: &mut syn::FieldsUnnamed) {
+        drop_trailing(&mut fields.unnamed);
+        visit_mut::visit_fields_unnamed_mut(self, fields);
+    }
+
+    fn visit_item_enum_mut(&mut self, item: &mut syn::ItemEnum) {
+        drop_trailing(&mut item.variants);
+        visit_mut::visit_item_enum_mut(self, item);
+    }
+
+    fn visit_use_group_mut(&mut self, group: &mut syn::UseGroup) {
+        drop_trailing(&mut group.items);
+        visit_mut::visit_use_group_mut(self, group);
+    }
+
+    fn visit_type_fn_ptr_mut(&mut self, ty: &mut syn::TypeFnPtr) {
+        if ty.variadic.is_none() {
+            drop_trailing(&mut ty.inputs);
+        }
+        visit_mut::visit_type_fn_ptr_mut(self, ty);
     }
 }

@@ -108,7 +108,7 @@ pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed
         ));
     };
     for item in &mut content {
-        syn::visit_mut::VisitMut::visit_item_mut(&mut crate::normalize::DropTrailingCommas, item);
+        syn::visit_mut::VisitMut::visit_item_mut(&mut crate::normalize::Canonicalize, item);
     }
     // Kernels first: host code launches them, so their signatures must be known.
     let mut kernels = Vec::new();

@@ -3,6 +3,27 @@
 
 #![allow(dead_code)]
 
+/// Calls `$f::<T>($args)` with `T` the Rust type of `$dtype` (a `pld::DType`).
+#[allow(unused_macros)] // not every test binary dispatches on dtypes
+macro_rules! with_dtype {
+    ($dtype:expr, $f:ident($($arg:expr),*)) => {
+        match $dtype {
+            pld::DType::I8 => $f::<i8>($($arg),*),
+            pld::DType::U8 => $f::<u8>($($arg),*),
+            pld::DType::I32 => $f::<i32>($($arg),*),
+            pld::DType::U32 => $f::<u32>($($arg),*),
+            pld::DType::I64 => $f::<i64>($($arg),*),
+            pld::DType::U64 => $f::<u64>($($arg),*),
+            pld::DType::F16 => $f::<pld::f16>($($arg),*),
+            pld::DType::BF16 => $f::<pld::bf16>($($arg),*),
+            pld::DType::F32 => $f::<f32>($($arg),*),
+            pld::DType::F64 => $f::<f64>($($arg),*),
+        }
+    };
+}
+
+pub mod checks;
+
 use pld::{Element, Host, ReduceOp, Window, bf16, f16};
 
 /// The axes every collective is exercised over.

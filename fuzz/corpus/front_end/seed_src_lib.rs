@@ -1,0 +1,83 @@
+//! # pld
+//!
+//! Distributed programs over symmetric memory: ranks, windows that sit at the same offset on
+//! every rank, signals, and collectives that are device kernels.
+//!
+//! Write host code in a [`macro@program`] module; each collective is one macro call, checked at
+//! compile time:
+//!
+//! ```
+//! #[pld::program]
+//! mod quick {
+//!     #[pld::host]
+//!     pub fn sum_of_ranks() -> Vec<f32> {
+//!         let data = window!(f32, [1, 256]);
+//!         for r in ranks() {
+//!             stage_in!(data, r, vec![r as f32; 256]);
+//!         }
+//!         all_reduce!(data, mode = ring, nranks = 4);  // signal allocated for you
+//!         let mut out = vec![0.0; 256];
+//!         stage_out!(data, 3, out);
+//!         out
+//!     }
+//! }
+//!
+//! let world = pld::World::local(4)?;                   // 4 ranks as threads of this process
+//! assert_eq!(quick::load(&world)?.sum_of_ranks()?, vec![6.0; 256]);
+//! # Ok::<(), pld::Error>(())
+//! ```
+//!
+//! The macros expand into the runtime API, which can also be used directly:
+//!
+//! ```
+//! use pld::prelude::*;
+//!
+//! let world = World::local(4)?;
+//! let host = world.host()?;                          // the single controller
+//! let data = host.window::<f32>("data", [1, 256])?;  // symmetric, zeroed
+//! for r in host.ranks() {
+//!     host.write(&data, r, &vec![r as f32; 256])?;   // stage host data into rank r
+//! }
+//! host.all_reduce(&data, AllReduce::ring())?;        // queued on every rank
+//! assert_eq!(host.read(&data, 3)?, vec![6.0; 256]);  // 0 + 1 + 2 + 3
+//! # Ok::<(), pld::Error>(())
+//! ```
+
+pub use pld_core::*;
+pub use pld_macros::{
+    all_gather, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, host, kernel, launch, program,
+    reduce_scatter, signal, stage_in, stage_out, window,
+};
+
+/// The names a pld program uses most.
+pub mod prelude {
+    pub use pld_core::{
+        AllReduce, AllReduceMode, Broadcast, DType, Element, Host, Opts, ReduceOp, ReduceScatter, Tensor, Window,
+        World, bf16, f16,
+    };
+}
+
+/// The user guide's code blocks, compiled and run as doctests (English and Chinese pages).
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../docs/guide/model.md")]
+    mod model {}
+    #[doc = include_str!("../docs/guide/collectives.md")]
+    mod collectives {}
+    #[doc = include_str!("../docs/guide/primitives.md")]
+    mod primitives {}
+    #[doc = include_str!("../docs/guide/running.md")]
+    mod running {}
+    #[doc = include_str!("../docs/guide/debugging.md")]
+    mod debugging {}
+    #[doc = include_str!("../docs/guide/zh/model.md")]
+    mod zh_model {}
+    #[doc = include_str!("../docs/guide/zh/collectives.md")]
+    mod zh_collectives {}
+    #[doc = include_str!("../docs/guide/zh/primitives.md")]
+    mod zh_primitives {}
+    #[doc = include_str!("../docs/guide/zh/running.md")]
+    mod zh_running {}
+    #[doc = include_str!("../docs/guide/zh/debugging.md")]
+    mod zh_debugging {}
+}

@@ -1,0 +1,13 @@
+#[pld::program]
+mod demo {
+    #[pld::host]
+    pub fn run() {
+        let s = signal!(4);
+        barrier!(s);
+    }
+}
+
+fn main() {
+    let world = pld::World::local(4).unwrap();
+    let _ = demo::load(&world).unwrap().run();
+}

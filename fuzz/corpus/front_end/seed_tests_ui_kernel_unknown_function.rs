@@ -1,0 +1,18 @@
+#[pld::program]
+mod demo {
+    #[pld::kernel]
+    pub fn k(data: &mut DistributedTensor<f32>) {
+        let t = lod(data, 0, 4);
+        store(data, 0, t);
+    }
+
+    #[pld::host]
+    pub fn run() {
+        barrier!();
+    }
+}
+
+fn main() {
+    let world = pld::World::local(2).unwrap();
+    let _ = demo::load(&world).unwrap().run();
+}

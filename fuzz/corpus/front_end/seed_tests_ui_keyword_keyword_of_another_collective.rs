@@ -1,0 +1,14 @@
+#[pld::program]
+mod demo {
+    #[pld::host]
+    pub fn run() {
+        let data = window!(f32, [4, 8]);
+        let target = window!(f32, [4, 4, 8]);
+        all_gather!(data, target, op = sum);
+    }
+}
+
+fn main() {
+    let world = pld::World::local(4).unwrap();
+    let _ = demo::load(&world).unwrap().run();
+}

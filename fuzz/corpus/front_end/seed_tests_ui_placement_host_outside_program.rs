@@ -1,0 +1,8 @@
+#[pld::host]
+pub fn run() {
+    all_reduce!(data);
+}
+
+fn main() {
+    run();
+}

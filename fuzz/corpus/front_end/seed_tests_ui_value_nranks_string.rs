@@ -1,0 +1,16 @@
+#[pld::program]
+mod demo {
+    #[pld::host]
+    pub fn run() {
+        let data = window!(f32, [4, 8]);
+        let target = window!(f32, [4, 8]);
+        let send = window!(i32, [4]);
+        let recv = window!(i32, [4]);
+        all_to_all_v!(data, target, send, recv, nranks = "4");
+    }
+}
+
+fn main() {
+    let world = pld::World::local(4).unwrap();
+    let _ = demo::load(&world).unwrap().run();
+}

@@ -1,0 +1,157 @@
+//! Every collective checked against a direct host reference on a given host: random input
+//! values (exact under every op in any reduction order), the result on every rank, and the
+//! signal all zero afterwards. Shared by the property tests and the soak.
+
+use super::{TestElem, assert_same, assert_signal_clear};
+use pld::{AllReduce, AllReduceMode, Broadcast, Host, Opts, ReduceOp, ReduceScatter, Window};
+
+/// splitmix64: the random input values of one case, from its seed.
+pub struct Values(pub u64);
+
+impl Values {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// `n` values exact under `op` in any order: products of ±1 and 2 (at most 2^8 over 8
+    /// ranks), small sums otherwise (integers: any value, arithmetic wraps alike everywhere).
+    pub fn take<T: TestElem>(&mut self, op: ReduceOp, n: usize) -> Vec<T> {
+        (0..n)
+            .map(|_| {
+                let r = self.next();
+                let v = match op {
+                    ReduceOp::Prod if T::SIGNED => [1, 2, -1][(r % 3) as usize],
+                    ReduceOp::Prod => [1, 2][(r % 2) as usize],
+                    _ if T::SIGNED => (r % 33) as i64 - 16,
+                    _ => (r % 33) as i64,
+                };
+                T::from_i64(v)
+            })
+            .collect()
+    }
+}
+
+/// Element-wise reduction of every rank's input, in rank order.
+fn reference<T: TestElem>(op: ReduceOp, inputs: &[Vec<T>]) -> Vec<T> {
+    (0..inputs[0].len()).map(|i| inputs[1..].iter().fold(inputs[0][i], |acc, x| T::combine(op, acc, x[i]))).collect()
+}
+
+fn write_all<T: TestElem>(host: &Host<'_>, window: &Window<'_, T>, inputs: &[Vec<T>]) {
+    for (r, input) in inputs.iter().enumerate() {
+        host.write(window, r, input).unwrap();
+    }
+}
+
+pub fn all_reduce<T: TestElem>(host: &Host<'_>, count: usize, op: ReduceOp, mode: AllReduceMode, seed: u64) {
+    let n = host.nranks();
+    let data = host.window::<T>("data", [count]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(op, count)).collect();
+    write_all(host, &data, &inputs);
+    host.all_reduce(&data, AllReduce::mesh().mode(mode).op(op).signal(&signal)).unwrap();
+    let expected = reference(op, &inputs);
+    for r in 0..n {
+        assert_same(&host.read(&data, r).unwrap(), &expected, &format!("rank {r}"));
+    }
+    assert_signal_clear(host, &signal, "all_reduce");
+}
+
+pub fn reduce_scatter<T: TestElem>(host: &Host<'_>, row: usize, op: ReduceOp, seed: u64) {
+    let n = host.nranks();
+    let data = host.window::<T>("data", [n, row]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(op, n * row)).collect();
+    write_all(host, &data, &inputs);
+    host.reduce_scatter(&data, ReduceScatter::new().op(op).signal(&signal)).unwrap();
+    let expected = reference(op, &inputs);
+    for r in 0..n {
+        let found = host.read(&data, r).unwrap();
+        let mut want = inputs[r].clone();
+        want[r * row..(r + 1) * row].copy_from_slice(&expected[r * row..(r + 1) * row]);
+        assert_same(&found, &want, &format!("rank {r}"));
+    }
+    assert_signal_clear(host, &signal, "reduce_scatter");
+}
+
+pub fn broadcast<T: TestElem>(host: &Host<'_>, count: usize, root: usize, seed: u64) {
+    let n = host.nranks();
+    let data = host.window::<T>("data", [count]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, count)).collect();
+    write_all(host, &data, &inputs);
+    host.broadcast(&data, Broadcast::root(root as i64).signal(&signal)).unwrap();
+    for r in 0..n {
+        assert_same(&host.read(&data, r).unwrap(), &inputs[root], &format!("rank {r}"));
+    }
+    assert_signal_clear(host, &signal, "broadcast");
+}
+
+pub fn all_gather<T: TestElem>(host: &Host<'_>, count: usize, seed: u64) {
+    let n = host.nranks();
+    let local = host.window::<T>("local", [count]).unwrap();
+    let target = host.window::<T>("target", [n, count]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, count)).collect();
+    write_all(host, &local, &inputs);
+    host.all_gather(&local, &target, Opts::new().signal(&signal)).unwrap();
+    let expected = inputs.concat();
+    for r in 0..n {
+        assert_same(&host.read(&target, r).unwrap(), &expected, &format!("rank {r}"));
+    }
+    assert_signal_clear(host, &signal, "all_gather");
+}
+
+pub fn all_to_all<T: TestElem>(host: &Host<'_>, row: usize, seed: u64) {
+    let n = host.nranks();
+    let input = host.window::<T>("input", [n, row]).unwrap();
+    let target = host.window::<T>("target", [n, row]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, n * row)).collect();
+    write_all(host, &input, &inputs);
+    host.all_to_all(&input, &target, Opts::new().signal(&signal)).unwrap();
+    for r in 0..n {
+        let expected: Vec<T> = (0..n).flat_map(|p| inputs[p][r * row..(r + 1) * row].to_vec()).collect();
+        assert_same(&host.read(&target, r).unwrap(), &expected, &format!("rank {r}"));
+    }
+    assert_signal_clear(host, &signal, "all_to_all");
+}
+
+/// `counts[s][d]`: rows rank `s` sends rank `d`, each at most `max_rows`.
+pub fn all_to_all_v<T: TestElem>(host: &Host<'_>, max_rows: usize, width: usize, counts: &[Vec<usize>], seed: u64) {
+    let n = host.nranks();
+    let input = host.window::<T>("input", [n * max_rows, width]).unwrap();
+    let target = host.window::<T>("target", [n * max_rows, width]).unwrap();
+    let send = host.window::<i32>("send_counts", [n]).unwrap();
+    let recv = host.window::<i32>("recv_counts", [n]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let block = max_rows * width;
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, n * block)).collect();
+    let before: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, n * block)).collect();
+    write_all(host, &input, &inputs);
+    write_all(host, &target, &before);
+    for (s, row) in counts.iter().enumerate() {
+        host.write(&send, s, &row.iter().map(|&c| c as i32).collect::<Vec<_>>()).unwrap();
+    }
+    host.all_to_all_v(&input, &target, &send, &recv, Opts::new().signal(&signal)).unwrap();
+    for r in 0..n {
+        let mut expected = before[r].clone();
+        for p in 0..n {
+            let rows = counts[p][r] * width;
+            expected[p * block..p * block + rows].copy_from_slice(&inputs[p][r * block..r * block + rows]);
+        }
+        assert_same(&host.read(&target, r).unwrap(), &expected, &format!("rank {r}"));
+        let received: Vec<i32> = (0..n).map(|p| counts[p][r] as i32).collect();
+        assert_eq!(host.read(&recv, r).unwrap(), received, "recv_counts of rank {r}");
+    }
+    assert_signal_clear(host, &signal, "all_to_all_v");
+}
