@@ -82,6 +82,7 @@ fn one_hundred_thousand_random_collectives_on_one_world() {
     let mut values = Values(0x5eed);
     let mut per_collective = std::collections::BTreeMap::new();
     let mut done = 0;
+    let mut rss_after_first_batch = None;
     while done < calls {
         let host = world.host().unwrap();
         for _ in 0..500.min(calls - done) {
@@ -90,13 +91,15 @@ fn one_hundred_thousand_random_collectives_on_one_world() {
         }
         host.finish().unwrap();
         assert_eq!(world.live_window_bytes(), live, "after {done} calls, every window is freed");
+        rss_after_first_batch.get_or_insert_with(rss_kib);
     }
     let elapsed = started.elapsed();
     println!(
         "soak: {done} calls in {elapsed:.1?} ({per_collective:?}), 0 wrong elements; window heap {live} -> {} B, \
-         open fds {fds} -> {}, RSS {rss} -> {} KiB",
+         open fds {fds} -> {}, RSS {rss} KiB at the start, {} KiB after the first 500 calls, {} KiB at the end",
         world.live_window_bytes(),
         open_fds(),
+        rss_after_first_batch.unwrap_or(0),
         rss_kib()
     );
     assert_eq!(open_fds(), fds, "no file descriptor is left open");

@@ -106,6 +106,18 @@ fn parse_size(text: &str) -> Result<usize, String> {
     Ok(value * scale)
 }
 
+/// The world to measure: this process's rank of the MPI job under `mpirun` (feature `mpi`),
+/// otherwise `n` ranks as threads.
+/// `window_bytes` per rank: what the sweep allocates (under MPI the window is committed shared
+/// memory, so it is sized to need).
+pub fn world(n: usize, check_calls: bool, window_bytes: usize) -> pld::Result<pld::World> {
+    if pld::World::launched_by_mpi() {
+        #[cfg(feature = "mpi")]
+        return pld::WorldBuilder::new(0).check_calls(check_calls).window_bytes(window_bytes).mpi();
+    }
+    pld::World::builder(n).check_calls(check_calls).local()
+}
+
 /// Keeps, size by size, the faster of two measurements (and every wrong element of both).
 fn keep_best(best: &mut [measure::Row], again: Vec<measure::Row>) {
     for (b, a) in best.iter_mut().zip(again) {
@@ -141,9 +153,29 @@ fn main() -> Result<()> {
             sizes.push(args.max_bytes);
         }
     }
+    let under_mpi = pld::World::launched_by_mpi();
+    if under_mpi && args.baseline.is_some() {
+        bail!("--baseline runs pld's own launcher next to the baseline; run it without mpirun");
+    }
+    if under_mpi && !cfg!(feature = "mpi") {
+        bail!("started by mpirun, but pld-bench was built without its `mpi` feature (--features mpi)");
+    }
+    // Under mpirun each process measures its own rank; rank 0 reports for the job.
+    let job_rank: usize = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+        .unwrap_or(0);
+    let job_size: Option<usize> =
+        ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"].iter().find_map(|v| std::env::var(v).ok()?.parse().ok());
+    let launcher = match (under_mpi, std::env::var("PLD_MPI_RMA").is_ok_and(|v| v == "1")) {
+        (false, _) => "local",
+        (true, false) => "mpi (shared windows)",
+        (true, true) => "mpi (RMA)",
+    };
     let config = measure::Config {
         coll: args.collective,
-        nranks: args.nranks,
+        nranks: if under_mpi { job_size.unwrap_or(args.nranks) } else { args.nranks },
+        launcher,
         op,
         mode,
         dtype,
@@ -173,15 +205,18 @@ fn main() -> Result<()> {
         }
         Some(other) => bail!("unknown baseline `{other}` (`mpi` or `unchecked`)"),
     };
+    if rows.iter().any(|r| r.wrong > 0) {
+        bail!("wrong results on rank {job_rank} (see #wrong)");
+    }
+    if job_rank != 0 {
+        return Ok(());
+    }
     report::print(&config, &rows, baseline.as_ref());
     if let Some(path) = &args.csv {
         report::csv(path, &config, &rows, baseline.as_ref())?;
     }
     if let Some(path) = &args.plot {
         report::plot(path, &config, &rows, baseline.as_ref())?;
-    }
-    if rows.iter().any(|r| r.wrong > 0) {
-        bail!("wrong results (see #wrong)");
     }
     Ok(())
 }

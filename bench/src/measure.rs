@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
-use pld::{AllReduce, AllReduceMode, Broadcast, DType, Host, Opts, ReduceOp, ReduceScatter, Window, World};
+use pld::{AllReduce, AllReduceMode, Broadcast, DType, Host, Opts, ReduceOp, ReduceScatter, Window};
 
 use crate::pattern::{BenchElem, inputs, reduced};
 use pld::Collective;
@@ -13,6 +13,8 @@ use pld::Collective;
 pub struct Config {
     pub coll: Collective,
     pub nranks: usize,
+    /// How the ranks run (`local`, `mpi (shared windows)`, `mpi (RMA)`).
+    pub launcher: &'static str,
     pub op: ReduceOp,
     pub mode: AllReduceMode,
     pub dtype: DType,
@@ -65,7 +67,9 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Vec<Row
     let n = config.nranks;
     let elem = config.dtype.size();
     let max = sizes.iter().map(|&b| shape(config.coll, b, n, elem).0).max().unwrap_or(1).max(1);
-    let world = World::builder(n).check_calls(config.check_calls).local()?;
+    // Two windows at the largest size, the counts and signals, and room for alignment.
+    let world = crate::world(n, config.check_calls, 2 * n * max * elem + (1 << 20))?;
+    let n = world.nranks();
     let host = world.host()?;
     // Windows at the largest size, allocated (and faulted in) once; each size views a prefix.
     let a = host.alloc("a", n * max * elem)?;
@@ -73,7 +77,12 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Vec<Row
     let send = host.window::<i32>("send_counts", [n])?;
     let recv = host.window::<i32>("recv_counts", [n])?;
     let signal = host.signal("signal")?;
-    let progress = ProgressBar::new(sizes.len() as u64).with_style(
+    let progress = if host.rank().unwrap_or(0) == 0 {
+        ProgressBar::new(sizes.len() as u64)
+    } else {
+        ProgressBar::hidden() // under MPI, rank 0 speaks for the job
+    };
+    let progress = progress.with_style(
         ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} sizes {msg}").expect("a valid template"),
     );
     progress.set_prefix(format!("pld {} x{n}", config.coll.name()));
@@ -88,7 +97,7 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Vec<Row
             _ => (a.view::<T>([count])?, b.view::<T>([count])?),
         };
         if config.coll == Collective::AllToAllV {
-            for r in 0..n {
+            for r in host.ranks() {
                 host.write(&send, r, &vec![count as i32; n])?;
             }
         }
@@ -165,7 +174,7 @@ fn check<T: BenchElem>(
             host.sync()?;
         }
         Collective::AllReduce | Collective::Broadcast => {
-            for r in 0..n {
+            for r in host.ranks() {
                 host.write(a, r, &inputs::<T>(op, r, k, count))?;
             }
             call()?;
@@ -174,37 +183,37 @@ fn check<T: BenchElem>(
             } else {
                 inputs::<T>(op, 0, k, count)
             };
-            for r in 0..n {
+            for r in host.ranks() {
                 wrong += count_wrong(&host.read(a, r)?, &expected);
             }
         }
         Collective::ReduceScatter => {
-            for r in 0..n {
+            for r in host.ranks() {
                 host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
             }
             call()?;
             let expected = reduced::<T>(op, n, k, n * count);
-            for r in 0..n {
+            for r in host.ranks() {
                 let found = host.read(a, r)?;
                 wrong += count_wrong(&found[r * count..(r + 1) * count], &expected[r * count..(r + 1) * count]);
             }
         }
         Collective::AllGather => {
-            for r in 0..n {
+            for r in host.ranks() {
                 host.write(a, r, &inputs::<T>(op, r, k, count))?;
             }
             call()?;
             let expected: Vec<T> = (0..n).flat_map(|p| inputs::<T>(op, p, k, count)).collect();
-            for r in 0..n {
+            for r in host.ranks() {
                 wrong += count_wrong(&host.read(b, r)?, &expected);
             }
         }
         Collective::AllToAll | Collective::AllToAllV => {
-            for r in 0..n {
+            for r in host.ranks() {
                 host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
             }
             call()?;
-            for r in 0..n {
+            for r in host.ranks() {
                 let expected: Vec<T> = (0..n)
                     .flat_map(|p| inputs::<T>(op, p, k, n * count)[r * count..(r + 1) * count].to_vec())
                     .collect();

@@ -28,7 +28,10 @@ pub fn front_end(text: &str) {
             .unwrap_or_else(|e| panic!("a printed program does not parse: {e}\n{printed}"));
         assert_eq!(reparsed.len(), 1, "printing one program gave {}:\n{printed}", reparsed.len());
         if reparsed[0] != program {
-            panic!("a printed program parses to another program:\n{printed}\n{}", first_difference(&program, &reparsed[0]));
+            panic!(
+                "a printed program parses to another program:\n{printed}\n{}",
+                first_difference(&program, &reparsed[0])
+            );
         }
     }
 }

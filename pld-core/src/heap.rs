@@ -11,10 +11,14 @@ use crate::{Error, Result};
 pub(crate) const ALIGN: usize = 64;
 
 /// One rank's window: anonymous memory reserved without commitment (`MAP_NORESERVE`), so a
-/// large heap costs nothing until it is used.
+/// large heap costs nothing until it is used; or memory another layer owns (an MPI window),
+/// where `owned` is false and `base` may be null (a peer reached only through the transport).
 struct Region {
     base: *mut u8,
     len: usize,
+    owned: bool,
+    /// Whether this process writes the region (zeroes new allocations in it).
+    local: bool,
 }
 
 impl Region {
@@ -30,14 +34,16 @@ impl Region {
             )
         }
         .map_err(|e| Error::system(format!("reserving a {len}-byte window"), e))?;
-        Ok(Region { base: base.cast(), len })
+        Ok(Region { base: base.cast(), len, owned: true, local: true })
     }
 }
 
 impl Drop for Region {
     fn drop(&mut self) {
-        // SAFETY: `base`/`len` describe a mapping this region owns; no rank runs any more.
-        let _ = unsafe { rustix::mm::munmap(self.base.cast(), self.len) };
+        if self.owned {
+            // SAFETY: `base`/`len` describe a mapping this region owns; no rank runs any more.
+            let _ = unsafe { rustix::mm::munmap(self.base.cast(), self.len) };
+        }
     }
 }
 
@@ -67,9 +73,27 @@ impl SymmetricHeap {
     pub(crate) fn new(nranks: usize, capacity: usize) -> Result<SymmetricHeap> {
         let capacity = capacity.next_multiple_of(ALIGN);
         let regions = (0..nranks).map(|_| Region::new(capacity)).collect::<Result<Vec<_>>>()?;
+        Ok(SymmetricHeap::with_regions(regions, capacity))
+    }
+
+    /// A heap over windows another layer allocated (and frees): `bases[r]` is rank r's window
+    /// (null when it is reached only through the transport), `local[r]` whether this process
+    /// owns it. Every process keeps its own book; the same allocations in the same order give
+    /// the same offsets everywhere.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn external(bases: &[*mut u8], local: &[bool], capacity: usize) -> SymmetricHeap {
+        let regions = bases
+            .iter()
+            .zip(local)
+            .map(|(&base, &local)| Region { base, len: capacity, owned: false, local })
+            .collect();
+        SymmetricHeap::with_regions(regions, capacity - capacity % ALIGN)
+    }
+
+    fn with_regions(regions: Vec<Region>, capacity: usize) -> SymmetricHeap {
         let mut book = Book::default();
         book.free.insert(0, capacity);
-        Ok(SymmetricHeap { regions, capacity, book: Mutex::new(book) })
+        SymmetricHeap { regions, capacity, book: Mutex::new(book) }
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -135,9 +159,10 @@ impl SymmetricHeap {
         book.free.insert(start, end - start);
     }
 
-    /// Zeroes `[offset, offset + len)` on every rank. Callers guarantee no rank uses it now.
+    /// Zeroes `[offset, offset + len)` on every rank this process owns. Callers guarantee no
+    /// rank uses it now.
     pub(crate) fn zero(&self, offset: usize, len: usize) {
-        for region in &self.regions {
+        for region in self.regions.iter().filter(|r| r.local) {
             // SAFETY: offset + len lies inside the region (checked at allocation) and no kernel
             // touches this range concurrently.
             unsafe { std::ptr::write_bytes(region.base.add(offset), 0, len) };

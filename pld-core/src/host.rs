@@ -94,10 +94,10 @@ impl<'w> Host<'w> {
         }
     }
 
-    /// The rank this host drives, for a host of [`World::spmd`]; `None` for [`World::host`],
-    /// which drives every rank.
+    /// The rank this host drives, when it drives one: a host of [`World::spmd`], or of an MPI
+    /// world (each process drives its own rank); `None` when it drives every rank.
     pub fn rank(&self) -> Option<usize> {
-        self.section.as_ref().map(|_| self.ranks.start)
+        (self.ranks.len() == 1 && self.nranks() > 1 || self.section.is_some()).then_some(self.ranks.start)
     }
 
     /// A window of this host's ranks: allocated here, or collectively in an SPMD section.
@@ -105,7 +105,15 @@ impl<'w> Host<'w> {
         let index = self.allocations.get();
         self.allocations.set(index + 1);
         match &self.section {
-            None => Allocation::new(self.world.shared(), name, bytes),
+            None => {
+                let alloc = Allocation::new(self.world.shared(), name, bytes)?;
+                // Across processes, allocation is collective: no peer may credit a new window
+                // before its owner has zeroed it, and every rank must allocate the same one.
+                if let Some(agree) = self.world.shared().fabric.agree_on_allocation {
+                    agree(self.ranks.start, index, name, bytes)?;
+                }
+                Ok(alloc)
+            }
             Some(section) => section.alloc(self.world, self.ranks.start, index, name, bytes),
         }
     }
@@ -220,7 +228,7 @@ impl<'w> Host<'w> {
             });
         }
         self.sync()?;
-        let src = self.world.shared().heap.base(rank);
+        let src = self.world.shared().fabric.heap.base(rank);
         // SAFETY: every queue is drained, so no kernel touches the window; the view lies inside
         // its allocation and `out` holds exactly its bytes.
         unsafe {
@@ -298,10 +306,7 @@ impl<'w> Host<'w> {
     /// still be running): after a failure, its later calls fail with the same root cause until
     /// the section ends.
     pub fn sync(&self) -> Result<()> {
-        match &self.section {
-            None => self.world.sync(),
-            Some(_) => self.world.sync_rank(self.ranks.start),
-        }
+        if self.ranks == (0..self.nranks()) { self.world.sync() } else { self.world.sync_rank(self.ranks.start) }
     }
 
     /// Ends the scope: waits for queued work and reports its outcome, then frees the windows.

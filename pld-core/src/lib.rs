@@ -24,6 +24,8 @@ mod error;
 mod fingerprint;
 mod heap;
 mod host;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod tensor;
 mod window;
 mod world;

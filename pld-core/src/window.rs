@@ -64,7 +64,7 @@ pub(crate) struct Allocation {
 
 impl Allocation {
     pub(crate) fn new(shared: &Arc<Shared>, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
-        let offset = shared.heap.alloc(name, bytes)?;
+        let offset = shared.fabric.heap.alloc(name, bytes)?;
         Ok(Arc::new(Allocation { shared: Arc::clone(shared), offset, bytes, name: name.to_owned() }))
     }
 
@@ -87,7 +87,7 @@ impl Allocation {
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        self.shared.heap.free(self.offset);
+        self.shared.fabric.heap.free(self.offset);
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn};
+use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn, Ops};
 use crate::device::{LOCAL_OPS, builtins};
 use crate::fingerprint::describe_words;
 use crate::heap::SymmetricHeap;
@@ -80,60 +80,127 @@ impl WorldBuilder {
             return Err(Error::NoRanks { requested: 0 });
         }
         builtins()?; // load and check the device binary before any rank starts
+        let heap = SymmetricHeap::new(self.nranks, self.window_bytes_or(DEFAULT_WINDOW_BYTES))?;
+        let fabric = Fabric::local(self.nranks, heap);
+        self.start(fabric)
+    }
+
+    /// Starts this process's rank of an MPI job (one rank per process, started by `mpirun` or
+    /// `srun`): windows from MPI-3 RMA, shared memory when every rank is on this node
+    /// (`PLD_MPI_RMA=1` forces one-sided Put/Get/Accumulate even then). The rank count is the
+    /// job's; a builder's count other than 0 must equal it.
+    #[cfg(feature = "mpi")]
+    pub fn mpi(self) -> Result<World> {
+        builtins()?;
+        let fabric = crate::mpi::fabric(self.window_bytes_or(crate::mpi::DEFAULT_WINDOW_BYTES))?;
+        if self.nranks != 0 && self.nranks != fabric.nranks {
+            return Err(Error::NranksMismatch {
+                call: "World::builder(n).mpi()".into(),
+                declared: self.nranks,
+                world: fabric.nranks,
+            });
+        }
+        self.start(fabric)
+    }
+
+    fn window_bytes_or(&self, default: usize) -> usize {
+        self.window_bytes.or_else(|| env_number("PLD_WINDOW_BYTES").map(|b| b as usize)).unwrap_or(default)
+    }
+
+    /// Starts a device worker for each rank of this process over `fabric`.
+    fn start(self, fabric: Fabric) -> Result<World> {
+        let nranks = fabric.nranks;
         let timeout = self
             .timeout
             .unwrap_or_else(|| Duration::from_millis(env_number("PLD_TIMEOUT_MS").unwrap_or(DEFAULT_TIMEOUT_MS)));
-        let window_bytes = self
-            .window_bytes
-            .or_else(|| env_number("PLD_WINDOW_BYTES").map(|b| b as usize))
-            .unwrap_or(DEFAULT_WINDOW_BYTES);
         let two_shot_bytes = self
             .two_shot_bytes
             .or_else(|| env_number("PLD_TWO_SHOT_BYTES").map(|b| b as usize))
-            .unwrap_or(if self.nranks <= 2 { DEFAULT_TWO_SHOT_BYTES_2_RANKS } else { DEFAULT_TWO_SHOT_BYTES });
-        let heap = SymmetricHeap::new(self.nranks, window_bytes)?;
+            .unwrap_or(if nranks <= 2 { DEFAULT_TWO_SHOT_BYTES_2_RANKS } else { DEFAULT_TWO_SHOT_BYTES });
         // The call board (two fingerprint slots per rank) lives in the window, where peers and
         // remote transports reach it like any signal.
-        let board_off = heap.alloc("__call_board", 2 * std::mem::size_of::<FingerprintWords>())?;
-        let board_bytes = heap.live_bytes();
+        let board_off = fabric.heap.alloc("__call_board", 2 * std::mem::size_of::<FingerprintWords>())?;
+        let board_bytes = fabric.heap.live_bytes();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         // Ranks that outnumber cores must hand their core over quickly: a pure spin collapses
         // by orders of magnitude there. Otherwise spinning a while beats a futex round trip.
-        let (spin_limit, yield_limit) = if self.nranks > cpus { (64, 16) } else { (20_000, 64) };
+        // (Under MPI every rank of this node counts, whichever process runs it.)
+        let (spin_limit, yield_limit) = if fabric.node_ranks > cpus { (64, 16) } else { (20_000, 64) };
+        let local = fabric.local.clone();
         let shared = Arc::new(Shared {
-            nranks: self.nranks,
-            peer_bases: (0..self.nranks).map(|r| heap.base(r)).collect(),
-            heap,
-            sleepers: (0..self.nranks).map(|_| AtomicI32::new(0)).collect(),
-            abort: AtomicI32::new(0),
+            nranks,
+            peer_bases: (0..nranks).map(|r| fabric.heap.base(r)).collect(),
+            fabric,
             timeout,
             two_shot_bytes,
             spin_limit,
             yield_limit,
-            pending: (0..self.nranks).map(|_| AtomicUsize::new(0)).collect(),
+            pending: (0..nranks).map(|_| AtomicUsize::new(0)).collect(),
             idle_lock: Mutex::new(()),
             idle: Condvar::new(),
-            failure: Mutex::new(Failure { ranks: vec![None; self.nranks], ..Failure::default() }),
+            failure: Mutex::new(Failure { ranks: vec![None; nranks], ..Failure::default() }),
             host_active: AtomicBool::new(false),
             board_off,
             board_bytes,
             check_calls: self.check_calls,
-            call_seq: (0..self.nranks).map(|_| AtomicU64::new(0)).collect(),
-            progress: (0..self.nranks).map(|_| Mutex::new(Progress::default())).collect(),
+            call_seq: (0..nranks).map(|_| AtomicU64::new(0)).collect(),
+            progress: (0..nranks).map(|_| Mutex::new(Progress::default())).collect(),
         });
-        let mut queues = Vec::with_capacity(self.nranks);
-        let mut workers = Vec::with_capacity(self.nranks);
-        for rank in 0..self.nranks {
+        let mut queues: Vec<Option<Sender<Task>>> = (0..nranks).map(|_| None).collect();
+        let mut workers = Vec::with_capacity(local.len());
+        for rank in local {
             let (tx, rx) = channel();
             let state = RankState { rank, shared: Arc::clone(&shared), scratch: Vec::new() };
             let worker = std::thread::Builder::new()
                 .name(format!("pld-rank-{rank}"))
                 .spawn(move || state.serve(rx))
                 .map_err(|e| Error::system(format!("starting rank {rank}'s device worker"), e))?;
-            queues.push(tx);
+            queues[rank] = Some(tx);
             workers.push(worker);
         }
         Ok(World { shared, queues, workers })
+    }
+}
+
+/// What a launcher provides: every rank's window, the ranks this process runs, the cells every
+/// waiting process shares (abort flag, sleepers), and the services behind `pld_ops`.
+pub(crate) struct Fabric {
+    pub(crate) nranks: usize,
+    /// Ranks whose device workers run in this process.
+    pub(crate) local: Range<usize>,
+    /// Ranks that share this machine's cores (for the spin budget).
+    pub(crate) node_ranks: usize,
+    pub(crate) heap: SymmetricHeap,
+    /// `[abort, sleepers[nranks]]`: in memory every process of the node maps, so the abort flag
+    /// and the futex sleepers work across processes.
+    pub(crate) control: *mut i32,
+    pub(crate) ops: *const Ops,
+    /// What `control` and `ops` point into; dropped after the workers stop.
+    pub(crate) _keep: Box<dyn std::any::Any + Send + Sync>,
+    /// Called with every root-cause failure (MPI: report it and end the job).
+    pub(crate) on_failure: Option<fn(usize, &Error)>,
+    /// Called after each allocation of a host with (rank, index, name, bytes) when ranks live in
+    /// several processes: a barrier that also checks every rank allocated the same window.
+    pub(crate) agree_on_allocation: Option<AgreeOnAllocation>,
+}
+
+/// `(rank, index, name, bytes)` of a host's allocation, checked against every rank's.
+pub(crate) type AgreeOnAllocation = fn(usize, u64, &str, usize) -> Result<()>;
+
+impl Fabric {
+    fn local(nranks: usize, heap: SymmetricHeap) -> Fabric {
+        let control: Box<[AtomicI32]> = (0..=nranks).map(|_| AtomicI32::new(0)).collect();
+        Fabric {
+            nranks,
+            local: 0..nranks,
+            node_ranks: nranks,
+            heap,
+            control: control.as_ptr().cast::<i32>().cast_mut(),
+            ops: &LOCAL_OPS,
+            _keep: Box::new(control),
+            on_failure: None,
+            agree_on_allocation: None,
+        }
     }
 }
 
@@ -146,7 +213,8 @@ fn env_number(name: &str) -> Option<u64> {
 /// Dropping the world waits for queued work and stops the ranks.
 pub struct World {
     shared: Arc<Shared>,
-    queues: Vec<Sender<Task>>,
+    /// One queue per rank this process runs.
+    queues: Vec<Option<Sender<Task>>>,
     workers: Vec<JoinHandle<()>>,
 }
 
@@ -160,6 +228,28 @@ impl World {
     /// `nranks` ranks as threads of this process, with default settings.
     pub fn local(nranks: usize) -> Result<World> {
         WorldBuilder::new(nranks).local()
+    }
+
+    /// The world this process was started for: the MPI world when it runs under `mpirun` or
+    /// `srun` (with the `mpi` feature; an error without it), otherwise `PLD_NRANKS` ranks (default
+    /// 4) as threads of this process. One executable runs either way.
+    pub fn from_env() -> Result<World> {
+        if World::launched_by_mpi() {
+            #[cfg(feature = "mpi")]
+            return WorldBuilder::new(0).mpi();
+            #[cfg(not(feature = "mpi"))]
+            return Err(Error::system(
+                "starting the world of an MPI job",
+                "this executable was built without pld's `mpi` feature (build with `--features mpi`)",
+            ));
+        }
+        World::local(env_number("PLD_NRANKS").map_or(4, |n| n as usize))
+    }
+
+    /// Whether this process was started by an MPI launcher (`mpirun`, `srun`): its environment
+    /// names a rank of a job (Open MPI, MPICH and PMIx variables).
+    pub fn launched_by_mpi() -> bool {
+        ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"].iter().any(|v| std::env::var_os(v).is_some())
     }
 
     /// Configure a world before starting it.
@@ -184,7 +274,7 @@ impl World {
 
     /// Bytes of the symmetric heap currently allocated (per rank) by windows and signals.
     pub fn live_window_bytes(&self) -> usize {
-        self.shared.heap.live_bytes() - self.shared.board_bytes
+        self.shared.fabric.heap.live_bytes() - self.shared.board_bytes
     }
 
     /// Opens the host scope: the single controller that allocates windows, stages data and
@@ -193,7 +283,7 @@ impl World {
         if self.shared.host_active.swap(true, Ordering::AcqRel) {
             return Err(Error::WorldBusy);
         }
-        Ok(Host::new(self, 0..self.nranks(), None))
+        Ok(Host::new(self, self.shared.fabric.local.clone(), None))
     }
 
     /// Runs `f` once per rank, each on a thread of its own with a host that drives that rank
@@ -278,7 +368,10 @@ impl World {
 
     pub(crate) fn enqueue(&self, rank: usize, task: Task) {
         self.shared.pending[rank].fetch_add(1, Ordering::SeqCst);
-        if self.queues[rank].send(task).is_err() {
+        let Some(queue) = &self.queues[rank] else {
+            unreachable!("rank {rank} runs in another process; hosts dispatch to their own ranks only")
+        };
+        if queue.send(task).is_err() {
             // The worker is gone (it cannot exit while the world lives); account for the task.
             self.shared.finish_task(rank);
         }
@@ -309,9 +402,9 @@ impl World {
             None => Ok(()),
             Some(error) => {
                 for signal in &dirty {
-                    shared.heap.zero(signal.offset(), signal.bytes());
+                    shared.fabric.heap.zero(signal.offset(), signal.bytes());
                 }
-                shared.abort.store(0, Ordering::SeqCst);
+                shared.abort_flag().store(0, Ordering::SeqCst);
                 Err(error)
             }
         }
@@ -343,10 +436,8 @@ impl Drop for World {
 /// What rank workers and allocations share.
 pub(crate) struct Shared {
     pub(crate) nranks: usize,
-    pub(crate) heap: SymmetricHeap,
+    pub(crate) fabric: Fabric,
     peer_bases: Box<[*mut u8]>,
-    sleepers: Box<[AtomicI32]>,
-    abort: AtomicI32,
     timeout: Duration,
     two_shot_bytes: usize,
     spin_limit: i32,
@@ -415,12 +506,22 @@ impl Shared {
         }
     }
 
+    /// The flag that stops every rank's waits when one failed.
+    fn abort_flag(&self) -> &AtomicI32 {
+        // SAFETY: `control` points at 1 + nranks live i32 cells (see `Fabric`), only ever
+        // accessed atomically.
+        unsafe { &*self.fabric.control.cast::<AtomicI32>() }
+    }
+
     /// Records `rank`'s failure; a root cause also stops every rank's waits.
     pub(crate) fn record_failure(&self, rank: usize, error: Error, signal: Option<Arc<Allocation>>) {
-        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
         let secondary = matches!(error, Error::Aborted { .. });
+        if !secondary && let Some(on_failure) = self.fabric.on_failure {
+            on_failure(rank, &error);
+        }
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
         if !secondary {
-            self.abort.store(1, Ordering::SeqCst);
+            self.abort_flag().store(1, Ordering::SeqCst);
             if failure.root.is_none() {
                 failure.root = Some(error.clone());
             }
@@ -437,6 +538,9 @@ impl Shared {
     fn progress_report(&self) -> Box<[String]> {
         (0..self.nranks)
             .map(|rank| {
+                if !self.fabric.local.contains(&rank) {
+                    return format!("rank {rank} runs in another process (its own report says where it is)");
+                }
                 let progress = self.progress[rank].lock().unwrap_or_else(|p| p.into_inner());
                 let done = progress.completed.as_ref().map_or_else(|| "none".to_owned(), CallRecord::describe);
                 match &progress.current {
@@ -448,7 +552,7 @@ impl Shared {
     }
 
     fn aborted(&self) -> bool {
-        self.abort.load(Ordering::SeqCst) != 0
+        self.abort_flag().load(Ordering::SeqCst) != 0
     }
 }
 
@@ -541,7 +645,7 @@ impl RankState {
 
     /// Base of this rank's window.
     pub(crate) fn local_base(&self) -> *mut u8 {
-        self.shared.heap.base(self.rank)
+        self.shared.fabric.heap.base(self.rank)
     }
 
     /// Runs a kernel on this rank and turns its status into a result with context (`own_call`:
@@ -569,14 +673,15 @@ impl RankState {
             yield_limit: shared.yield_limit,
             _pad: 0,
             peer_bases: shared.peer_bases.as_ptr(),
-            local_base: shared.heap.base(self.rank),
-            window_bytes: shared.heap.capacity() as u64,
-            sleepers: shared.sleepers.as_ptr().cast::<i32>().cast_mut(),
-            abort_flag: shared.abort.as_ptr(),
+            local_base: shared.fabric.heap.base(self.rank),
+            window_bytes: shared.fabric.heap.capacity() as u64,
+            // SAFETY: `control` holds 1 + nranks cells (see `Fabric::control`).
+            sleepers: unsafe { shared.fabric.control.add(1) },
+            abort_flag: shared.fabric.control,
             deadline_ns: monotonic_ns().saturating_add(u64::try_from(shared.timeout.as_nanos()).unwrap_or(u64::MAX)),
             scratch: self.scratch.as_mut_ptr().cast(),
             scratch_bytes: (self.scratch.len() * 8) as u64,
-            ops: &LOCAL_OPS,
+            ops: shared.fabric.ops,
             diag: &mut diag,
         };
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
@@ -593,13 +698,13 @@ impl RankState {
     fn failure(&self, status: i32, diag: &Diag, call: &Label, own_call: FingerprintWords) -> Error {
         let rank = self.rank;
         let call = call();
-        let owner = |off: u64| self.shared.heap.owner_of(off as usize);
+        let owner = |off: u64| self.shared.fabric.heap.owner_of(off as usize);
         match DeviceStatus::from_code(status) {
             Some(DeviceStatus::Aborted) => Error::Aborted { rank, call },
             Some(DeviceStatus::Timeout) => {
                 let (start, signal) = owner(diag.cell_off).unwrap_or((0, "<freed window>".into()));
                 let cmp = if diag.cmp == WaitCmp::Eq as i32 { WaitCmp::Eq } else { WaitCmp::Ge };
-                let capacity = self.shared.heap.capacity() as u64;
+                let capacity = self.shared.fabric.heap.capacity() as u64;
                 let row_len = diag.row_len.max(0) as u64;
                 let row_fits = diag.row_off.is_multiple_of(4)
                     && diag.row_off >= start as u64

@@ -2,9 +2,11 @@
 //! equal to itself. The printer (prettyplease) decides some punctuation by itself: it adds
 //! trailing commas to lists it wraps and drops them from lists it keeps on one line, and it
 //! drops empty statements and the semicolon after a statement that can only be `()` (`for`,
-//! `while`, an `if` without a final `else`). Parsing drops the same punctuation, wherever it
-//! carries no meaning.
+//! `while`, an `if` without a final `else`), it trims the spaces ending a doc comment's lines,
+//! and it decides the spacing of punctuation inside macro arguments. Parsing drops the same,
+//! wherever it carries no meaning.
 
+use proc_macro2::{Group, Punct, Spacing, TokenStream, TokenTree};
 use syn::punctuated::Punctuated;
 use syn::visit_mut::{self, VisitMut};
 
@@ -32,7 +34,73 @@ fn unit_block(expr: &syn::Expr) -> bool {
     }
 }
 
+/// A doc string as prettyplease prints it: trailing spaces trimmed from every line but the last
+/// of a multi-line one (which it prints before `*/`).
+fn canonical_doc(doc: &str) -> String {
+    match doc.rsplit_once('\n') {
+        None => doc.trim_end_matches(' ').to_owned(),
+        Some((head, last)) => {
+            let head: Vec<&str> = head.split('\n').map(|l| l.trim_end_matches(' ')).collect();
+            format!("{}\n{last}", head.join("\n"))
+        }
+    }
+}
+
+/// Pairs of punctuation that begin a multi-character operator: the only places where a `Joint`
+/// spacing means something (`<=` is one token to `macro_rules!`, `< =` two).
+const OPERATOR_PAIRS: [&str; 22] = [
+    "::", "->", "=>", "==", "!=", "<=", ">=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<", ">>",
+    "..", ".=", "<-",
+];
+
+/// Macro arguments with layout-independent spacing: a punctuation mark is `Joint` only when it
+/// was and it begins an operator with the next one (a lifetime's quote keeps its spacing).
+fn canonical_spacing(tokens: TokenStream) -> TokenStream {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::with_capacity(tokens.len());
+    for (i, token) in tokens.iter().enumerate() {
+        out.push(match token {
+            TokenTree::Punct(p) if p.as_char() != '\'' && p.spacing() == Spacing::Joint => {
+                let operator = match tokens.get(i + 1) {
+                    Some(TokenTree::Punct(next)) => {
+                        OPERATOR_PAIRS.contains(&format!("{}{}", p.as_char(), next.as_char()).as_str())
+                    }
+                    _ => false,
+                };
+                let mut canonical = Punct::new(p.as_char(), if operator { Spacing::Joint } else { Spacing::Alone });
+                canonical.set_span(p.span());
+                TokenTree::Punct(canonical)
+            }
+            TokenTree::Group(g) => {
+                let mut canonical = Group::new(g.delimiter(), canonical_spacing(g.stream()));
+                canonical.set_span(g.span());
+                TokenTree::Group(canonical)
+            }
+            other => other.clone(),
+        });
+    }
+    out.into_iter().collect()
+}
+
 impl VisitMut for Canonicalize {
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        mac.tokens = canonical_spacing(std::mem::take(&mut mac.tokens));
+        visit_mut::visit_macro_mut(self, mac);
+    }
+
+    fn visit_attribute_mut(&mut self, attr: &mut syn::Attribute) {
+        if let syn::Meta::NameValue(doc) = &mut attr.meta
+            && doc.path.is_ident("doc")
+            && let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(text), .. }) = &mut doc.value
+        {
+            let canonical = canonical_doc(&text.value());
+            if canonical != text.value() {
+                *text = syn::LitStr::new(&canonical, text.span());
+            }
+        }
+        visit_mut::visit_attribute_mut(self, attr);
+    }
+
     fn visit_block_mut(&mut self, block: &mut syn::Block) {
         block.stmts.retain(|stmt| !matches!(stmt, syn::Stmt::Expr(syn::Expr::Verbatim(t), Some(_)) if t.is_empty()));
         for stmt in &mut block.stmts {

@@ -149,7 +149,10 @@ pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed
             other => items.push(ProgramItem::Item(other)),
         }
     }
-    let attrs = module.attrs.into_iter().filter(|a| !is_attr(a, "program")).collect();
+    let mut attrs: Vec<Attribute> = module.attrs.into_iter().filter(|a| !is_attr(a, "program")).collect();
+    for attr in &mut attrs {
+        syn::visit_mut::VisitMut::visit_attribute_mut(&mut crate::normalize::Canonicalize, attr);
+    }
     Ok(Parsed {
         program: Program { attrs, vis: module.vis, ident: module.ident, items },
         errors: errors.finish().err(),

@@ -41,8 +41,8 @@ fn reference<T: TestElem>(op: ReduceOp, inputs: &[Vec<T>]) -> Vec<T> {
 }
 
 fn write_all<T: TestElem>(host: &Host<'_>, window: &Window<'_, T>, inputs: &[Vec<T>]) {
-    for (r, input) in inputs.iter().enumerate() {
-        host.write(window, r, input).unwrap();
+    for r in host.ranks() {
+        host.write(window, r, &inputs[r]).unwrap();
     }
 }
 
@@ -55,7 +55,7 @@ pub fn all_reduce<T: TestElem>(host: &Host<'_>, count: usize, op: ReduceOp, mode
     write_all(host, &data, &inputs);
     host.all_reduce(&data, AllReduce::mesh().mode(mode).op(op).signal(&signal)).unwrap();
     let expected = reference(op, &inputs);
-    for r in 0..n {
+    for r in host.ranks() {
         assert_same(&host.read(&data, r).unwrap(), &expected, &format!("rank {r}"));
     }
     assert_signal_clear(host, &signal, "all_reduce");
@@ -70,7 +70,7 @@ pub fn reduce_scatter<T: TestElem>(host: &Host<'_>, row: usize, op: ReduceOp, se
     write_all(host, &data, &inputs);
     host.reduce_scatter(&data, ReduceScatter::new().op(op).signal(&signal)).unwrap();
     let expected = reference(op, &inputs);
-    for r in 0..n {
+    for r in host.ranks() {
         let found = host.read(&data, r).unwrap();
         let mut want = inputs[r].clone();
         want[r * row..(r + 1) * row].copy_from_slice(&expected[r * row..(r + 1) * row]);
@@ -87,7 +87,7 @@ pub fn broadcast<T: TestElem>(host: &Host<'_>, count: usize, root: usize, seed: 
     let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, count)).collect();
     write_all(host, &data, &inputs);
     host.broadcast(&data, Broadcast::root(root as i64).signal(&signal)).unwrap();
-    for r in 0..n {
+    for r in host.ranks() {
         assert_same(&host.read(&data, r).unwrap(), &inputs[root], &format!("rank {r}"));
     }
     assert_signal_clear(host, &signal, "broadcast");
@@ -103,7 +103,7 @@ pub fn all_gather<T: TestElem>(host: &Host<'_>, count: usize, seed: u64) {
     write_all(host, &local, &inputs);
     host.all_gather(&local, &target, Opts::new().signal(&signal)).unwrap();
     let expected = inputs.concat();
-    for r in 0..n {
+    for r in host.ranks() {
         assert_same(&host.read(&target, r).unwrap(), &expected, &format!("rank {r}"));
     }
     assert_signal_clear(host, &signal, "all_gather");
@@ -118,7 +118,7 @@ pub fn all_to_all<T: TestElem>(host: &Host<'_>, row: usize, seed: u64) {
     let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, n * row)).collect();
     write_all(host, &input, &inputs);
     host.all_to_all(&input, &target, Opts::new().signal(&signal)).unwrap();
-    for r in 0..n {
+    for r in host.ranks() {
         let expected: Vec<T> = (0..n).flat_map(|p| inputs[p][r * row..(r + 1) * row].to_vec()).collect();
         assert_same(&host.read(&target, r).unwrap(), &expected, &format!("rank {r}"));
     }
@@ -139,11 +139,12 @@ pub fn all_to_all_v<T: TestElem>(host: &Host<'_>, max_rows: usize, width: usize,
     let before: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, n * block)).collect();
     write_all(host, &input, &inputs);
     write_all(host, &target, &before);
-    for (s, row) in counts.iter().enumerate() {
+    for s in host.ranks() {
+        let row = &counts[s];
         host.write(&send, s, &row.iter().map(|&c| c as i32).collect::<Vec<_>>()).unwrap();
     }
     host.all_to_all_v(&input, &target, &send, &recv, Opts::new().signal(&signal)).unwrap();
-    for r in 0..n {
+    for r in host.ranks() {
         let mut expected = before[r].clone();
         for p in 0..n {
             let rows = counts[p][r] * width;

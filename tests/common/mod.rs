@@ -92,7 +92,7 @@ pub fn reduced<T: TestElem>(op: ReduceOp, nranks: usize, k: usize, n: usize) -> 
 
 /// Asserts every cell of `signal` is zero on every rank (the self-clearing protocol).
 pub fn assert_signal_clear(host: &Host<'_>, signal: &Window<'_, i32>, context: &str) {
-    for r in 0..host.nranks() {
+    for r in host.ranks() {
         let cells = host.read(signal, r).expect("read signal");
         assert!(cells.iter().all(|&c| c == 0), "{context}: signal cells on rank {r} are {cells:?}");
     }

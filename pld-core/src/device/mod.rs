@@ -3,7 +3,7 @@
 
 pub(crate) mod abi;
 mod binary;
-mod services;
+pub(crate) mod services;
 
 pub(crate) use binary::builtins;
 pub use binary::{DeviceBinary, Kernel};

@@ -21,7 +21,7 @@ pub(crate) static LOCAL_OPS: Ops = Ops {
 };
 
 /// Sleeps while `*cell == observed`, at most `timeout_ns`.
-unsafe extern "C" fn futex_sleep(_: *mut c_void, cell: *const i32, observed: i32, timeout_ns: u64) {
+pub(crate) unsafe extern "C" fn futex_sleep(_: *mut c_void, cell: *const i32, observed: i32, timeout_ns: u64) {
     // SAFETY: the kernel passes a pointer to a live, aligned i32 cell of a window; AtomicU32 has
     // the same size and alignment, and the cell is only ever accessed atomically.
     let word = unsafe { &*cell.cast::<AtomicU32>() };
@@ -32,7 +32,7 @@ unsafe extern "C" fn futex_sleep(_: *mut c_void, cell: *const i32, observed: i32
 }
 
 /// Wakes every waiter sleeping on `cell`.
-unsafe extern "C" fn futex_wake(_: *mut c_void, _peer: i32, cell: *const i32) {
+pub(crate) unsafe extern "C" fn futex_wake(_: *mut c_void, _peer: i32, cell: *const i32) {
     // SAFETY: as in `futex_sleep`.
     let word = unsafe { &*cell.cast::<AtomicU32>() };
     let _ = futex::wake(word, futex::Flags::empty(), i32::MAX as u32);

@@ -1,0 +1,419 @@
+//! The MPI launcher: this process runs one rank of an MPI job (`mpirun`, `srun`).
+//!
+//! Windows are MPI-3 RMA windows of the job's communicator. When every rank is on this node they
+//! come from `MPI_Win_allocate_shared`: peers are plain pointers into shared memory, the abort flag
+//! and the futex sleepers live in a small shared control window, and kernels run exactly as on
+//! the local launcher. Otherwise (or with `PLD_MPI_RMA=1`) they come from `MPI_Win_allocate`:
+//! peers are null in the device context, so every remote access goes through the `pld_ops`
+//! callbacks below (Put / Get / Accumulate, flushed, in one passive-target epoch), and waits poll
+//! with `MPI_Win_sync` while keeping MPI progressing.
+//!
+//! The safe API of the `mpi` crate has no one-sided calls, so this module is the small wrapper
+//! over `mpi::ffi` they need. Failures end the job: a device failure is reported with its rank
+//! and `MPI_Abort` follows, and so does a panic anywhere in the process (a panic hook), so a
+//! failed rank never leaves the others waiting.
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Mutex, Once};
+
+use mpi::environment::{Threading, Universe};
+use mpi::ffi;
+use pld_model::{DeviceStatus, NotifyOp};
+
+use crate::device::abi::Ops;
+use crate::device::services::{futex_sleep, futex_wake};
+use crate::heap::SymmetricHeap;
+use crate::world::Fabric;
+use crate::{Error, Result};
+
+/// Default window per rank under MPI (`PLD_WINDOW_BYTES` overrides it): shared windows are
+/// backed by one file in `/dev/shm` for the whole node, so the local default (1 GiB reserved per
+/// rank) would be a lot to ask of a container.
+pub(crate) const DEFAULT_WINDOW_BYTES: usize = 256 << 20;
+
+/// The MPI state behind one world; freed (windows, then MPI itself) when the world is dropped.
+struct MpiState {
+    win: ffi::MPI_Win,
+    /// Shared mode: `[abort, sleepers[nranks]]` on rank 0, mapped by every rank.
+    control_win: Option<ffi::MPI_Win>,
+    /// RMA mode: the same cells, private to this process.
+    _control_local: Box<[AtomicI32]>,
+    rma: bool,
+    ops: Ops,
+    /// Finalizes MPI when dropped, after the windows are freed.
+    universe: Mutex<Option<Universe>>,
+}
+
+// SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE; the handles are plain values MPI
+// allows any thread to use.
+unsafe impl Send for MpiState {}
+// SAFETY: as above.
+unsafe impl Sync for MpiState {}
+
+fn check(what: &str, code: c_int) -> Result<()> {
+    if code == 0 { Ok(()) } else { Err(Error::system(what, format!("MPI error code {code}"))) }
+}
+
+/// The job's world communicator.
+fn world() -> ffi::MPI_Comm {
+    // SAFETY: a constant handle initialised by MPI_Init.
+    unsafe { ffi::RSMPI_COMM_WORLD }
+}
+
+/// Starts MPI and allocates this rank's window (`capacity` bytes) and the control cells.
+pub(crate) fn fabric(capacity: usize) -> Result<Fabric> {
+    let (universe, threading) = mpi::initialize_with_threading(Threading::Multiple).ok_or_else(|| {
+        Error::system("starting MPI", "MPI is already initialised in this process (one MPI world per process)")
+    })?;
+    if threading != Threading::Multiple {
+        return Err(Error::system(
+            "starting MPI",
+            format!("the MPI library offers {threading:?} threading; pld's rank worker needs MPI_THREAD_MULTIPLE"),
+        ));
+    }
+    let (mut rank, mut size, mut node_size) = (0, 0, 0);
+    let mut node: ffi::MPI_Comm = world();
+    // SAFETY: plain MPI queries with out-pointers to locals; MPI is initialised.
+    unsafe {
+        check("MPI_Comm_rank", ffi::MPI_Comm_rank(world(), &mut rank))?;
+        check("MPI_Comm_size", ffi::MPI_Comm_size(world(), &mut size))?;
+        check(
+            "MPI_Comm_split_type",
+            ffi::MPI_Comm_split_type(world(), ffi::RSMPI_COMM_TYPE_SHARED, rank, ffi::RSMPI_INFO_NULL, &mut node),
+        )?;
+        check("MPI_Comm_size", ffi::MPI_Comm_size(node, &mut node_size))?;
+        check("MPI_Comm_free", ffi::MPI_Comm_free(&mut node))?;
+    }
+    let nranks = size as usize;
+    let forced = std::env::var("PLD_MPI_RMA").is_ok_and(|v| v == "1");
+    let rma = forced || node_size < size;
+    let control_cells = 1 + nranks;
+    let mut state = Box::new(MpiState {
+        // SAFETY: a constant handle.
+        win: unsafe { ffi::RSMPI_WIN_NULL },
+        control_win: None,
+        _control_local: (0..control_cells).map(|_| AtomicI32::new(0)).collect(),
+        rma,
+        ops: if rma { RMA_OPS } else { SHARED_OPS },
+        universe: Mutex::new(Some(universe)),
+    });
+    let mut bases = vec![std::ptr::null_mut::<u8>(); nranks];
+    let control: *mut i32;
+    let capacity_aint = capacity as ffi::MPI_Aint;
+    // SAFETY: collective window allocations on the world communicator, every rank making the
+    // same calls in the same order; out-pointers are locals or fields of `state`.
+    unsafe {
+        let mut base: *mut u8 = std::ptr::null_mut();
+        if rma {
+            check(
+                "MPI_Win_allocate",
+                ffi::MPI_Win_allocate(
+                    capacity_aint,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    world(),
+                    (&raw mut base).cast(),
+                    &mut state.win,
+                ),
+            )?;
+            check("MPI_Win_lock_all", ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, state.win))?;
+            bases[rank as usize] = base;
+            control = state._control_local.as_ptr().cast::<i32>().cast_mut();
+        } else {
+            check(
+                "MPI_Win_allocate_shared",
+                ffi::MPI_Win_allocate_shared(
+                    capacity_aint,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    world(),
+                    (&raw mut base).cast(),
+                    &mut state.win,
+                ),
+            )?;
+            for (peer, slot) in bases.iter_mut().enumerate() {
+                let (mut bytes, mut unit) = (0, 0);
+                check(
+                    "MPI_Win_shared_query",
+                    ffi::MPI_Win_shared_query(
+                        state.win,
+                        peer as c_int,
+                        &mut bytes,
+                        &mut unit,
+                        (slot as *mut *mut u8).cast(),
+                    ),
+                )?;
+            }
+            let mut control_win: ffi::MPI_Win = ffi::RSMPI_WIN_NULL;
+            let mut own: *mut u8 = std::ptr::null_mut();
+            let bytes = if rank == 0 { (4 * control_cells) as ffi::MPI_Aint } else { 0 };
+            check(
+                "MPI_Win_allocate_shared",
+                ffi::MPI_Win_allocate_shared(
+                    bytes,
+                    4,
+                    ffi::RSMPI_INFO_NULL,
+                    world(),
+                    (&raw mut own).cast(),
+                    &mut control_win,
+                ),
+            )?;
+            let (mut qbytes, mut unit) = (0, 0);
+            let mut cells: *mut i32 = std::ptr::null_mut();
+            check(
+                "MPI_Win_shared_query",
+                ffi::MPI_Win_shared_query(control_win, 0, &mut qbytes, &mut unit, (&raw mut cells).cast()),
+            )?;
+            if rank == 0 {
+                std::ptr::write_bytes(cells, 0, control_cells);
+            }
+            state.control_win = Some(control_win);
+            control = cells;
+        }
+        // Every window exists (and the control cells are zero) before any rank uses them.
+        check("MPI_Barrier", ffi::MPI_Barrier(world()))?;
+    }
+    state.ops.data = (&raw const *state).cast_mut().cast();
+    let local: Vec<bool> = (0..nranks).map(|r| r == rank as usize).collect();
+    let heap = SymmetricHeap::external(&bases, &local, capacity);
+    install_panic_hook(rank);
+    let ops = &raw const state.ops;
+    Ok(Fabric {
+        nranks,
+        local: rank as usize..rank as usize + 1,
+        node_ranks: node_size as usize,
+        heap,
+        control,
+        ops,
+        _keep: state,
+        on_failure: Some(abort_job),
+        agree_on_allocation: Some(agree_on_allocation),
+    })
+}
+
+/// Every rank's (bytes, name hash) of its `index`-th allocation, gathered: a barrier (no rank
+/// credits a window its owner has not zeroed yet) and the check that all allocated the same.
+fn agree_on_allocation(rank: usize, index: u64, name: &str, bytes: usize) -> Result<()> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    name.hash(&mut hasher);
+    let mine = [bytes as u64, hasher.finish()];
+    let mut size = 0;
+    // SAFETY: a plain query on the world communicator.
+    unsafe { check("MPI_Comm_size", ffi::MPI_Comm_size(world(), &mut size))? };
+    let mut all = vec![0u64; 2 * size as usize];
+    // SAFETY: every rank makes the same collective call; the buffers hold 2 and 2 * size u64.
+    unsafe {
+        check(
+            "MPI_Allgather",
+            ffi::MPI_Allgather(
+                mine.as_ptr().cast(),
+                2,
+                ffi::RSMPI_UINT64_T,
+                all.as_mut_ptr().cast(),
+                2,
+                ffi::RSMPI_UINT64_T,
+                world(),
+            ),
+        )?;
+    }
+    match all.chunks(2).position(|theirs| theirs != mine) {
+        None => Ok(()),
+        Some(peer) => Err(Error::MismatchedAllocation {
+            rank,
+            name: name.to_owned(),
+            bytes,
+            index,
+            peer,
+            peer_name: if all[2 * peer + 1] == mine[1] { name.to_owned() } else { "<another name>".to_owned() },
+            peer_bytes: all[2 * peer] as usize,
+        }),
+    }
+}
+
+impl Drop for MpiState {
+    fn drop(&mut self) {
+        // SAFETY: every rank reaches this point when its world is dropped; the barrier keeps a
+        // fast rank from freeing its window while a peer still reads it.
+        unsafe {
+            ffi::MPI_Barrier(world());
+            if self.rma {
+                ffi::MPI_Win_unlock_all(self.win);
+            }
+            ffi::MPI_Win_free(&mut self.win);
+            if let Some(mut control) = self.control_win.take() {
+                ffi::MPI_Win_free(&mut control);
+            }
+        }
+        // Finalizes MPI.
+        drop(self.universe.lock().unwrap_or_else(|p| p.into_inner()).take());
+    }
+}
+
+/// A failure on this rank ends the job with a message naming the rank: peers in other
+/// processes cannot see this process's error, and an MPI job must not hang.
+fn abort_job(rank: usize, error: &Error) {
+    eprintln!("pld: rank {rank} failed, aborting the MPI job: {error}");
+    // SAFETY: MPI is initialised; MPI_Abort does not return.
+    unsafe { ffi::MPI_Abort(world(), 1) };
+}
+
+/// A panic in any thread of this process aborts the job (a Rust panic alone would leave the
+/// other ranks waiting for this one until their deadline).
+fn install_panic_hook(rank: i32) {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            previous(info);
+            eprintln!("pld: rank {rank} panicked, aborting the MPI job");
+            // SAFETY: as in `abort_job`.
+            unsafe { ffi::MPI_Abort(world(), 1) };
+        }));
+    });
+}
+
+/// Shared windows: every peer is addressable; only the futex is needed.
+const SHARED_OPS: Ops = Ops {
+    data: std::ptr::null_mut(),
+    sleep: futex_sleep,
+    wake: futex_wake,
+    put: rma_put,
+    get: rma_get,
+    accumulate: rma_accumulate,
+};
+
+const RMA_OPS: Ops = Ops {
+    data: std::ptr::null_mut(),
+    sleep: rma_sleep,
+    wake: rma_wake,
+    put: rma_put,
+    get: rma_get,
+    accumulate: rma_accumulate,
+};
+
+/// The state `pld_ops.data` points to.
+///
+/// # Safety
+/// `data` must be the `MpiState` this module set it to, alive for the call.
+unsafe fn state<'a>(data: *mut c_void) -> &'a MpiState {
+    // SAFETY: forwarded from the caller.
+    unsafe { &*data.cast::<MpiState>() }
+}
+
+/// Largest transfer in one MPI call (counts are C ints).
+const CHUNK: u64 = 1 << 30;
+
+unsafe extern "C" fn rma_put(data: *mut c_void, peer: i32, dst_off: u64, src: *const c_void, bytes: u64) -> i32 {
+    // SAFETY: `data` is our state; `src` holds `bytes` (the device ABI's contract).
+    let state = unsafe { state(data) };
+    let mut done = 0;
+    while done < bytes {
+        let n = (bytes - done).min(CHUNK) as c_int;
+        // SAFETY: a Put inside the lock_all epoch, then a flush so the data has landed when
+        // the kernel goes on (and notifies).
+        let code = unsafe {
+            ffi::MPI_Put(
+                src.cast::<u8>().add(done as usize).cast(),
+                n,
+                ffi::RSMPI_UINT8_T,
+                peer,
+                (dst_off + done) as ffi::MPI_Aint,
+                n,
+                ffi::RSMPI_UINT8_T,
+                state.win,
+            )
+        };
+        if code != 0 {
+            return DeviceStatus::Transport as i32;
+        }
+        done += n as u64;
+    }
+    // SAFETY: as above.
+    if unsafe { ffi::MPI_Win_flush(peer, state.win) } != 0 {
+        return DeviceStatus::Transport as i32;
+    }
+    DeviceStatus::Ok as i32
+}
+
+unsafe extern "C" fn rma_get(data: *mut c_void, peer: i32, dst: *mut c_void, src_off: u64, bytes: u64) -> i32 {
+    // SAFETY: `data` is our state; `dst` holds `bytes`.
+    let state = unsafe { state(data) };
+    let mut done = 0;
+    while done < bytes {
+        let n = (bytes - done).min(CHUNK) as c_int;
+        // SAFETY: a Get inside the epoch; the flush below completes it before `dst` is read.
+        let code = unsafe {
+            ffi::MPI_Get(
+                dst.cast::<u8>().add(done as usize).cast(),
+                n,
+                ffi::RSMPI_UINT8_T,
+                peer,
+                (src_off + done) as ffi::MPI_Aint,
+                n,
+                ffi::RSMPI_UINT8_T,
+                state.win,
+            )
+        };
+        if code != 0 {
+            return DeviceStatus::Transport as i32;
+        }
+        done += n as u64;
+    }
+    // SAFETY: as above.
+    if unsafe { ffi::MPI_Win_flush(peer, state.win) } != 0 {
+        return DeviceStatus::Transport as i32;
+    }
+    DeviceStatus::Ok as i32
+}
+
+/// Signals: an atomic MPI_Accumulate (sum) for `add`; `set` is a 4-byte Put (the credit
+/// protocol only adds; a set is for kernels that own the cell).
+unsafe extern "C" fn rma_accumulate(data: *mut c_void, peer: i32, cell_off: u64, value: i32, op: i32) -> i32 {
+    // SAFETY: `data` is our state.
+    let state = unsafe { state(data) };
+    if op != NotifyOp::AtomicAdd as i32 {
+        // SAFETY: `value` lives for the call and the Put is flushed inside `rma_put`.
+        return unsafe { rma_put(data, peer, cell_off, (&raw const value).cast(), 4) };
+    }
+    // SAFETY: an Accumulate inside the epoch, flushed so the peer can see it at once.
+    let code = unsafe {
+        ffi::MPI_Accumulate(
+            (&raw const value).cast(),
+            1,
+            ffi::RSMPI_INT32_T,
+            peer,
+            cell_off as ffi::MPI_Aint,
+            1,
+            ffi::RSMPI_INT32_T,
+            ffi::RSMPI_SUM,
+            state.win,
+        )
+    };
+    // SAFETY: as above.
+    if code != 0 || unsafe { ffi::MPI_Win_flush(peer, state.win) } != 0 {
+        return DeviceStatus::Transport as i32;
+    }
+    DeviceStatus::Ok as i32
+}
+
+/// A wait slice on the RMA path: make remote updates of the own window visible, let MPI make
+/// progress (a target may have to serve peers' one-sided calls), then yield the core briefly.
+unsafe extern "C" fn rma_sleep(data: *mut c_void, cell: *const i32, observed: i32, timeout_ns: u64) {
+    // SAFETY: `data` is our state.
+    let state = unsafe { state(data) };
+    let mut flag = 0;
+    // SAFETY: plain MPI calls on live handles; the status is ignored.
+    unsafe {
+        ffi::MPI_Win_sync(state.win);
+        ffi::MPI_Iprobe(ffi::RSMPI_ANY_SOURCE, ffi::RSMPI_ANY_TAG, world(), &mut flag, ffi::RSMPI_STATUS_IGNORE);
+    }
+    // SAFETY: `cell` is a live aligned cell of the own window, accessed atomically.
+    if unsafe { (*cell.cast::<AtomicI32>()).load(Ordering::Acquire) } == observed {
+        std::thread::sleep(std::time::Duration::from_nanos(timeout_ns.min(50_000)));
+    }
+}
+
+/// Nothing to wake on the RMA path: waiters poll.
+unsafe extern "C" fn rma_wake(_: *mut c_void, _: i32, _: *const i32) {}
