@@ -298,6 +298,13 @@ impl World {
     /// part gets the root cause as its result. When the section ends, the world is reset and
     /// usable again.
     pub fn spmd<R: Send>(&self, f: impl Fn(&Host<'_>) -> Result<R> + Sync) -> Result<Vec<Result<R>>> {
+        if self.shared.fabric.local != (0..self.nranks()) {
+            return Err(Error::system(
+                "World::spmd",
+                "this process runs only some ranks of the world (MPI): every process already runs the host \
+                 function for its own rank, through `World::host`",
+            ));
+        }
         if self.shared.host_active.swap(true, Ordering::AcqRel) {
             return Err(Error::WorldBusy);
         }
