@@ -143,16 +143,26 @@ fn time_per_call(host: &Host<'_>, call: &dyn Fn() -> pld::Result<()>, seconds: f
         }
         Ok(start.elapsed())
     };
+    // Under MPI every process times its own rank; each decision is taken on the slowest rank's
+    // time (an all_reduce max), or the processes would make different numbers of calls.
+    let slowest = |elapsed: Duration| -> Result<Duration> {
+        let nanos = host.window::<u64>("elapsed_ns", [1])?;
+        for r in host.ranks() {
+            host.write(&nanos, r, &[elapsed.as_nanos() as u64])?;
+        }
+        host.all_reduce(&nanos, AllReduce::mesh().op(ReduceOp::Max))?;
+        Ok(Duration::from_nanos(host.read(&nanos, host.ranks().start)?[0]))
+    };
     run(2)?; // warm up: scratch, page tables, caches
     let mut iters = 1;
-    let mut elapsed = run(iters)?;
+    let mut elapsed = slowest(run(iters)?)?;
     while elapsed < Duration::from_millis(20) && iters < 1 << 20 {
         iters *= 4;
-        elapsed = run(iters)?;
+        elapsed = slowest(run(iters)?)?;
     }
     let per_call = elapsed.as_secs_f64() / iters as f64;
     let iters = ((seconds / per_call.max(1e-9)) as usize).clamp(5, 2_000_000);
-    Ok(run(iters)? / iters as u32)
+    Ok(slowest(run(iters)?)? / iters as u32)
 }
 
 /// Writes a fresh pattern, runs once, and counts the elements that differ from the expected.

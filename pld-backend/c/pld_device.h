@@ -84,8 +84,9 @@ typedef struct pld_ctx {
     int32_t spin_limit;          /* polls before yielding (small when ranks outnumber cores) */
     int32_t yield_limit;         /* sched_yield rounds before sleeping on the futex */
     int32_t _pad;
-    uint8_t *const *peer_bases;  /* [nranks] window bases; NULL: reach that peer through ops */
-    uint8_t *local_base;         /* == peer_bases[rank], never NULL */
+    uint8_t *const *peer_bases;  /* [nranks] window bases; NULL: reach that peer through ops (the
+                                  * own rank's too when only the transport may update its window) */
+    uint8_t *local_base;         /* the own window, read directly; never NULL */
     uint64_t window_bytes;       /* size of every rank's window */
     int32_t *sleepers;           /* [nranks] waiters asleep per rank (shared) */
     const int32_t *abort_flag;   /* non-zero: another rank failed, stop waiting */
@@ -338,6 +339,15 @@ static inline int32_t pld_publish(pld_ctx *c, const pld_coll_args *a) {
     if (a->call.seq == 0) return PLD_OK;
     if (a->board_off % 8 != 0 || !pld_in_window(c, a->board_off, 2 * sizeof(pld_fingerprint)))
         return PLD_OUT_OF_BOUNDS;
+    if (!c->peer_bases[c->rank]) {
+        /* Even the own window is updated through the transport: a torn read of the two puts
+         * is caught by the reader's double read. */
+        const uint64_t off = a->board_off + (a->call.seq & 1) * sizeof(pld_fingerprint);
+        pld_fingerprint blank = a->call;
+        blank.seq = 0;
+        PLD_TRY(pld_put(c, c->rank, off, &blank, sizeof blank));
+        return pld_put(c, c->rank, off, &a->call, sizeof a->call);
+    }
     pld_fingerprint *slot = pld_board_slot(c, a, a->call.seq);
     __atomic_store_n(&slot->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);

@@ -188,6 +188,7 @@ pub(crate) fn fabric(capacity: usize) -> Result<Fabric> {
         ops,
         _keep: state,
         on_failure: Some(abort_job),
+        transport_only: rma,
         agree_on_allocation: Some(agree_on_allocation),
     })
 }

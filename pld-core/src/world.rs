@@ -121,7 +121,7 @@ impl WorldBuilder {
         // remote transports reach it like any signal.
         let board_off = fabric.heap.alloc("__call_board", 2 * std::mem::size_of::<FingerprintWords>())?;
         let board_bytes = fabric.heap.live_bytes();
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cpus = node_cpus();
         // Ranks that outnumber cores must hand their core over quickly: a pure spin collapses
         // by orders of magnitude there. Otherwise spinning a while beats a futex round trip.
         // (Under MPI every rank of this node counts, whichever process runs it.)
@@ -129,7 +129,12 @@ impl WorldBuilder {
         let local = fabric.local.clone();
         let shared = Arc::new(Shared {
             nranks,
-            peer_bases: (0..nranks).map(|r| fabric.heap.base(r)).collect(),
+            // A rank whose window only MPI may update atomically reaches even itself through
+            // the transport: a CPU atomic and an MPI_Accumulate on one cell are not atomic
+            // with each other.
+            peer_bases: (0..nranks)
+                .map(|r| if fabric.transport_only { std::ptr::null_mut() } else { fabric.heap.base(r) })
+                .collect(),
             fabric,
             timeout,
             two_shot_bytes,
@@ -179,6 +184,9 @@ pub(crate) struct Fabric {
     pub(crate) _keep: Box<dyn std::any::Any + Send + Sync>,
     /// Called with every root-cause failure (MPI: report it and end the job).
     pub(crate) on_failure: Option<fn(usize, &Error)>,
+    /// Whether every window, this rank's included, is updated through the transport only (MPI
+    /// RMA); the own window is still read directly (`local_base`).
+    pub(crate) transport_only: bool,
     /// Called after each allocation of a host with (rank, index, name, bytes) when ranks live in
     /// several processes: a barrier that also checks every rank allocated the same window.
     pub(crate) agree_on_allocation: Option<AgreeOnAllocation>,
@@ -199,9 +207,26 @@ impl Fabric {
             ops: &LOCAL_OPS,
             _keep: Box::new(control),
             on_failure: None,
+            transport_only: false,
             agree_on_allocation: None,
         }
     }
+}
+
+/// Cores of this machine the ranks share: the online CPUs (an MPI process bound to one core
+/// sees only that core, yet the node's ranks share all of them), at least this process's own.
+fn node_cpus() -> usize {
+    let own = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").ok().map(|list| {
+        list.trim()
+            .split(',')
+            .map(|range| match range.split_once('-') {
+                Some((a, b)) => b.parse::<usize>().unwrap_or(0).saturating_sub(a.parse().unwrap_or(0)) + 1,
+                None => 1,
+            })
+            .sum::<usize>()
+    });
+    online.unwrap_or(own).max(own)
 }
 
 fn env_number(name: &str) -> Option<u64> {
