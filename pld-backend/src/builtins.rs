@@ -18,7 +18,9 @@ pub fn builtin_source() -> DeviceSource {
         for dtype in DType::ALL {
             c.push_str(&reduce_helper(op, dtype));
             c.push_str(&reduce2_helper(op, dtype));
+            c.push_str(&reduce_rev_helper(op, dtype));
             c.push_str(&reduce_tile(op, dtype));
+            c.push_str(&reduce_tile_in_place(op, dtype));
         }
     }
     for variant in KernelVariant::all() {
@@ -84,6 +86,17 @@ fn reduce2_helper(op: ReduceOp, dtype: DType) -> String {
     let ty = storage_type(dtype);
     let params = format!("{ty} *restrict out, const {ty} *restrict a, const {ty} *restrict b");
     elementwise(&reduce2_helper_name(op, dtype), &params, op, dtype, "out[i]", "a[i]", "b[i]")
+}
+
+fn reduce_rev_helper_name(op: ReduceOp, dtype: DType) -> String {
+    format!("pld_reduce_rev_{op}_{dtype}")
+}
+
+/// `acc[i] = src[i] op acc[i]`: `src` comes first in rank order.
+fn reduce_rev_helper(op: ReduceOp, dtype: DType) -> String {
+    let ty = storage_type(dtype);
+    let params = format!("{ty} *restrict acc, const {ty} *restrict src");
+    elementwise(&reduce_rev_helper_name(op, dtype), &params, op, dtype, "acc[i]", "src[i]", "acc[i]")
 }
 
 /// `acc[i] = acc[i] op src[i]`.
@@ -163,6 +176,46 @@ fn reduce_tile(op: ReduceOp, dtype: DType) -> String {
     )
 }
 
+/// The reduction of elements `[first, first + m)` over all ranks, in rank order, into this rank's
+/// own tile `mine` (which holds its input): the ranks before it are reduced first (into `acc`,
+/// a scratch tile, when there are two or more), then `mine` joins, then the ranks after it. Same
+/// bits as [`reduce_tile`], without a scratch tile to copy back.
+fn reduce_tile_in_place(op: ReduceOp, dtype: DType) -> String {
+    let ty = storage_type(dtype);
+    let (reduce, reduce2) = (reduce_helper_name(op, dtype), reduce2_helper_name(op, dtype));
+    let reduce_rev = reduce_rev_helper_name(op, dtype);
+    format!(
+        r#"static inline int32_t pld_reduce_into_{op}_{dtype}(pld_ctx *c, uint64_t off, uint64_t m, {ty} *mine,
+                                                {ty} *acc, uint8_t *staging) {{
+    const uint64_t bytes = m * sizeof({ty});
+    const int32_t r = c->rank;
+    const void *x, *y;
+    if (r > 0) {{
+        const {ty} *before = acc;
+        PLD_TRY(pld_remote_load(c, 0, off, bytes, staging, &x));
+        if (r == 1) {{
+            before = (const {ty} *)x;
+        }} else {{
+            PLD_TRY(pld_remote_load(c, 1, off, bytes, staging + PLD_TILE_BYTES, &y));
+            {reduce2}(acc, (const {ty} *)x, (const {ty} *)y, m);
+            for (int32_t p = 2; p < r; ++p) {{
+                PLD_TRY(pld_remote_load(c, p, off, bytes, staging, &x));
+                {reduce}(acc, (const {ty} *)x, m);
+            }}
+        }}
+        {reduce_rev}(mine, before, m);
+    }}
+    for (int32_t p = r + 1; p < c->nranks; ++p) {{
+        PLD_TRY(pld_remote_load(c, p, off, bytes, staging, &x));
+        {reduce}(mine, (const {ty} *)x, m);
+    }}
+    return PLD_OK;
+}}
+
+"#
+    )
+}
+
 /// One-shot: ready round; every rank reduces all ranks' buffers into scratch, tile by tile; a
 /// round so no peer still reads the target; then the result is copied in place.
 fn all_reduce_mesh(op: ReduceOp, dtype: DType) -> String {
@@ -188,8 +241,8 @@ fn all_reduce_mesh(op: ReduceOp, dtype: DType) -> String {
 }
 
 /// Two-shot: ready round; rank r reduces chunk r from every rank (in rank order) a tile at a
-/// time and writes each reduced tile in place at once (no peer reads chunk r of rank r before the
-/// gather, so nothing has to wait); a round so every reduced chunk is visible; r copies the other
+/// time, in place in its own chunk (no peer reads chunk r of rank r before the gather, so nothing
+/// has to wait); a round so every reduced chunk is visible; r copies the other
 /// reduced chunks from their owners; a closing round so nobody still reads r's chunk. About 2.5
 /// bytes move per byte at 2 ranks (one-shot: 5), and scratch is two tiles.
 fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
@@ -211,8 +264,7 @@ fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
     PLD_TRY(pld_ready_round(c, a));
     for (uint64_t i = 0; i < len; i += tile) {{
         const uint64_t m = len - i < tile ? len - i : tile;
-        PLD_TRY(pld_reduce_all_{op}_{dtype}(c, a->target_off + (lo + i) * sizeof({ty}), m, acc, staging));
-        memcpy(mine + lo + i, acc, m * sizeof({ty}));
+        PLD_TRY(pld_reduce_into_{op}_{dtype}(c, a->target_off + (lo + i) * sizeof({ty}), m, mine + lo + i, acc, staging));
     }}
     PLD_TRY(pld_round_all(c, a, 2));
     for (int32_t i = 1; i < w; ++i) {{
