@@ -111,10 +111,12 @@ fn parse_size(text: &str) -> Result<usize, String> {
 /// `window_bytes` per rank: what the sweep allocates (under MPI the window is committed shared
 /// memory, so it is sized to need).
 pub fn world(n: usize, check_calls: bool, window_bytes: usize) -> pld::Result<pld::World> {
+    #[cfg(feature = "mpi")]
     if pld::World::launched_by_mpi() {
-        #[cfg(feature = "mpi")]
         return pld::WorldBuilder::new(0).check_calls(check_calls).window_bytes(window_bytes).mpi();
     }
+    #[cfg(not(feature = "mpi"))]
+    let _ = window_bytes; // only an MPI world is sized to need (the local heap is reserved, not committed)
     pld::World::builder(n).check_calls(check_calls).local()
 }
 
