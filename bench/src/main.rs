@@ -106,20 +106,6 @@ fn parse_size(text: &str) -> Result<usize, String> {
     Ok(value * scale)
 }
 
-/// The world to measure: this process's rank of the MPI job under `mpirun` (feature `mpi`),
-/// otherwise `n` ranks as threads.
-/// `window_bytes` per rank: what the sweep allocates (under MPI the window is committed shared
-/// memory, so it is sized to need).
-pub fn world(n: usize, check_calls: bool, window_bytes: usize) -> pld::Result<pld::World> {
-    #[cfg(feature = "mpi")]
-    if pld::World::launched_by_mpi() {
-        return pld::WorldBuilder::new(0).check_calls(check_calls).window_bytes(window_bytes).mpi();
-    }
-    #[cfg(not(feature = "mpi"))]
-    let _ = window_bytes; // only an MPI world is sized to need (the local heap is reserved, not committed)
-    pld::World::builder(n).check_calls(check_calls).local()
-}
-
 /// Keeps, size by size, the faster of two measurements (and every wrong element of both).
 fn keep_best(best: &mut [measure::Row], again: Vec<measure::Row>) {
     for (b, a) in best.iter_mut().zip(again) {
@@ -162,42 +148,31 @@ fn main() -> Result<()> {
     if under_mpi && !cfg!(feature = "mpi") {
         bail!("started by mpirun, but pld-bench was built without its `mpi` feature (--features mpi)");
     }
-    // Under mpirun each process measures its own rank; rank 0 reports for the job.
-    let job_rank: usize = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
-        .unwrap_or(0);
-    let job_size: Option<usize> =
-        ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"].iter().find_map(|v| std::env::var(v).ok()?.parse().ok());
-    let launcher = match (under_mpi, std::env::var("PLD_MPI_RMA").is_ok_and(|v| v == "1")) {
-        (false, _) => "local",
-        (true, false) => "mpi (shared windows)",
-        (true, true) => "mpi (RMA)",
-    };
     let config = measure::Config {
         coll: args.collective,
-        nranks: if under_mpi { job_size.unwrap_or(args.nranks) } else { args.nranks },
-        launcher,
+        nranks: args.nranks,
+        launcher: "local",
         op,
         mode,
         dtype,
         seconds: args.time,
         check_calls: true,
     };
+    // Under mpirun each process measures its own rank of the job; rank 0 reports for it.
+    let measured = measure::sweep(&config, &sizes)?;
+    let config = measure::Config { nranks: measured.nranks, launcher: measured.launcher, ..config };
     let (rows, baseline) = match args.baseline.as_deref() {
-        None => (measure::sweep(&config, &sizes)?, None),
+        None => (measured.rows, None),
         Some("mpi") => {
-            let rows = measure::sweep(&config, &sizes)?;
             let rows_mpi = mpi::run(&config, &sizes, args.collbench.as_deref())?;
-            (rows, Some(Baseline { column: "mpi", name: "Open MPI", rows: rows_mpi }))
+            (measured.rows, Some(Baseline { column: "mpi", name: "Open MPI", rows: rows_mpi }))
         }
         Some("unchecked") => {
             let unchecked = measure::Config { check_calls: false, ..config };
-            let (mut best, mut best_unchecked) =
-                (measure::sweep(&config, &sizes)?, measure::sweep(&unchecked, &sizes)?);
+            let (mut best, mut best_unchecked) = (measured.rows, measure::sweep(&unchecked, &sizes)?.rows);
             for _ in 1..args.repeat.max(1) {
-                keep_best(&mut best, measure::sweep(&config, &sizes)?);
-                keep_best(&mut best_unchecked, measure::sweep(&unchecked, &sizes)?);
+                keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);
+                keep_best(&mut best_unchecked, measure::sweep(&unchecked, &sizes)?.rows);
             }
             let rows = best_unchecked
                 .iter()
@@ -208,9 +183,9 @@ fn main() -> Result<()> {
         Some(other) => bail!("unknown baseline `{other}` (`mpi` or `unchecked`)"),
     };
     if rows.iter().any(|r| r.wrong > 0) {
-        bail!("wrong results on rank {job_rank} (see #wrong)");
+        bail!("wrong results on rank {} (see #wrong)", measured.rank);
     }
-    if job_rank != 0 {
+    if measured.rank != 0 {
         return Ok(());
     }
     report::print(&config, &rows, baseline.as_ref());

@@ -13,7 +13,7 @@ use pld::Collective;
 pub struct Config {
     pub coll: Collective,
     pub nranks: usize,
-    /// How the ranks run (`local`, `mpi (shared windows)`, `mpi (RMA)`).
+    /// How the ranks run (`World::launcher`).
     pub launcher: &'static str,
     pub op: ReduceOp,
     pub mode: AllReduceMode,
@@ -38,7 +38,16 @@ pub struct Row {
 /// Calls queued between two syncs while timing (bounds the memory of queued tasks).
 const BATCH: usize = 2048;
 
-pub fn sweep(config: &Config, sizes: &[usize]) -> Result<Vec<Row>> {
+/// A sweep's rows, measured on this process's ranks of the world it ran on.
+pub struct Sweep {
+    pub rows: Vec<Row>,
+    /// The first rank this process runs (0 unless under mpirun).
+    pub rank: usize,
+    pub nranks: usize,
+    pub launcher: &'static str,
+}
+
+pub fn sweep(config: &Config, sizes: &[usize]) -> Result<Sweep> {
     macro_rules! typed {
         ($($d:ident => $t:ty),*) => {
             match config.dtype { $(DType::$d => sweep_typed::<$t>(config, sizes),)* }
@@ -63,12 +72,12 @@ fn shape(coll: Collective, bytes: usize, n: usize, elem: usize) -> (usize, usize
     }
 }
 
-fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Vec<Row>> {
+fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> {
     let n = config.nranks;
     let elem = config.dtype.size();
     let max = sizes.iter().map(|&b| shape(config.coll, b, n, elem).0).max().unwrap_or(1).max(1);
     // Two windows at the largest size, the counts and signals, and room for alignment.
-    let world = crate::world(n, config.check_calls, 2 * n * max * elem + (1 << 20))?;
+    let world = world(n, config.check_calls, 2 * n * max * elem + (1 << 20))?;
     let n = world.nranks();
     let host = world.host()?;
     // Windows at the largest size, allocated (and faulted in) once; each size views a prefix.
@@ -125,7 +134,21 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Vec<Row
         progress.inc(1);
     }
     progress.finish_and_clear();
-    Ok(rows)
+    Ok(Sweep { rows, rank: host.ranks().start, nranks: n, launcher: world.launcher() })
+}
+
+/// The world to measure: this process's rank of the MPI job under `mpirun` (feature `mpi`),
+/// otherwise `n` ranks as threads.
+/// `window_bytes` per rank: what the sweep allocates (under MPI the window is committed shared
+/// memory, so it is sized to need).
+fn world(n: usize, check_calls: bool, window_bytes: usize) -> pld::Result<pld::World> {
+    #[cfg(feature = "mpi")]
+    if pld::World::launched_by_mpi() {
+        return pld::WorldBuilder::new(0).check_calls(check_calls).window_bytes(window_bytes).mpi();
+    }
+    #[cfg(not(feature = "mpi"))]
+    let _ = window_bytes; // only an MPI world is sized to need (the local heap is reserved, not committed)
+    pld::World::builder(n).check_calls(check_calls).local()
 }
 
 /// Average time of one call: calls are queued back to back and synchronised once per batch.

@@ -180,6 +180,7 @@ pub(crate) fn fabric(capacity: usize) -> Result<Fabric> {
     install_panic_hook(rank);
     let ops = &raw const state.ops;
     Ok(Fabric {
+        launcher: if rma { "mpi (RMA)" } else { "mpi (shared windows)" },
         nranks,
         local: rank as usize..rank as usize + 1,
         node_ranks: node_size as usize,
@@ -306,15 +307,31 @@ unsafe fn state<'a>(data: *mut c_void) -> &'a MpiState {
 /// Largest transfer in one MPI call (counts are C ints).
 const CHUNK: u64 = 1 << 30;
 
-unsafe extern "C" fn rma_put(data: *mut c_void, peer: i32, dst_off: u64, src: *const c_void, bytes: u64) -> i32 {
-    // SAFETY: `data` is our state; `src` holds `bytes` (the device ABI's contract).
-    let state = unsafe { state(data) };
+/// Moves `bytes` one chunk at a time (MPI counts are C ints): `call(done, n)` issues the
+/// one-sided call for bytes `[done, done + n)`; a flush then completes them all, so the data
+/// has landed (or arrived) when the kernel goes on.
+fn chunked(state: &MpiState, peer: i32, bytes: u64, mut call: impl FnMut(u64, c_int) -> c_int) -> i32 {
     let mut done = 0;
     while done < bytes {
         let n = (bytes - done).min(CHUNK) as c_int;
-        // SAFETY: a Put inside the lock_all epoch, then a flush so the data has landed when
-        // the kernel goes on (and notifies).
-        let code = unsafe {
+        if call(done, n) != 0 {
+            return DeviceStatus::Transport as i32;
+        }
+        done += n as u64;
+    }
+    // SAFETY: a flush of the passive-target epoch opened at creation, on a live window.
+    if unsafe { ffi::MPI_Win_flush(peer, state.win) } != 0 {
+        return DeviceStatus::Transport as i32;
+    }
+    DeviceStatus::Ok as i32
+}
+
+unsafe extern "C" fn rma_put(data: *mut c_void, peer: i32, dst_off: u64, src: *const c_void, bytes: u64) -> i32 {
+    // SAFETY: `data` is our state; `src` holds `bytes` (the device ABI's contract).
+    let state = unsafe { state(data) };
+    chunked(state, peer, bytes, |done, n| {
+        // SAFETY: a Put inside the lock_all epoch, from inside `src`.
+        unsafe {
             ffi::MPI_Put(
                 src.cast::<u8>().add(done as usize).cast(),
                 n,
@@ -325,27 +342,16 @@ unsafe extern "C" fn rma_put(data: *mut c_void, peer: i32, dst_off: u64, src: *c
                 ffi::RSMPI_UINT8_T,
                 state.win,
             )
-        };
-        if code != 0 {
-            return DeviceStatus::Transport as i32;
         }
-        done += n as u64;
-    }
-    // SAFETY: as above.
-    if unsafe { ffi::MPI_Win_flush(peer, state.win) } != 0 {
-        return DeviceStatus::Transport as i32;
-    }
-    DeviceStatus::Ok as i32
+    })
 }
 
 unsafe extern "C" fn rma_get(data: *mut c_void, peer: i32, dst: *mut c_void, src_off: u64, bytes: u64) -> i32 {
     // SAFETY: `data` is our state; `dst` holds `bytes`.
     let state = unsafe { state(data) };
-    let mut done = 0;
-    while done < bytes {
-        let n = (bytes - done).min(CHUNK) as c_int;
-        // SAFETY: a Get inside the epoch; the flush below completes it before `dst` is read.
-        let code = unsafe {
+    chunked(state, peer, bytes, |done, n| {
+        // SAFETY: a Get inside the epoch, into `dst`; the flush completes it before it is read.
+        unsafe {
             ffi::MPI_Get(
                 dst.cast::<u8>().add(done as usize).cast(),
                 n,
@@ -356,17 +362,8 @@ unsafe extern "C" fn rma_get(data: *mut c_void, peer: i32, dst: *mut c_void, src
                 ffi::RSMPI_UINT8_T,
                 state.win,
             )
-        };
-        if code != 0 {
-            return DeviceStatus::Transport as i32;
         }
-        done += n as u64;
-    }
-    // SAFETY: as above.
-    if unsafe { ffi::MPI_Win_flush(peer, state.win) } != 0 {
-        return DeviceStatus::Transport as i32;
-    }
-    DeviceStatus::Ok as i32
+    })
 }
 
 /// Signals: an atomic MPI_Accumulate (sum) for `add`; `set` is a 4-byte Put (the credit

@@ -170,6 +170,8 @@ impl WorldBuilder {
 /// What a launcher provides: every rank's window, the ranks this process runs, the cells every
 /// waiting process shares (abort flag, sleepers), and the services behind `pld_ops`.
 pub(crate) struct Fabric {
+    /// How the ranks run, for reports (`local`, `mpi (shared windows)`, `mpi (RMA)`).
+    pub(crate) launcher: &'static str,
     pub(crate) nranks: usize,
     /// Ranks whose device workers run in this process.
     pub(crate) local: Range<usize>,
@@ -199,6 +201,7 @@ impl Fabric {
     fn local(nranks: usize, heap: SymmetricHeap) -> Fabric {
         let control: Box<[AtomicI32]> = (0..=nranks).map(|_| AtomicI32::new(0)).collect();
         Fabric {
+            launcher: "local",
             nranks,
             local: 0..nranks,
             node_ranks: nranks,
@@ -287,6 +290,12 @@ impl World {
         self.shared.nranks
     }
 
+    /// How the ranks run: `local` (threads of this process), `mpi (shared windows)` or
+    /// `mpi (RMA)`.
+    pub fn launcher(&self) -> &'static str {
+        self.shared.fabric.launcher
+    }
+
     /// The deadline every wait runs under.
     pub fn timeout(&self) -> Duration {
         self.shared.timeout
@@ -348,13 +357,7 @@ impl World {
                 .into_iter()
                 .enumerate()
                 .map(|(rank, thread)| match thread {
-                    Ok(thread) => thread.join().unwrap_or_else(|panic| {
-                        Err(Error::RankPanicked {
-                            rank,
-                            call: "the host function".into(),
-                            message: panic_message(panic.as_ref()),
-                        })
-                    }),
+                    Ok(thread) => thread.join().unwrap_or_else(|panic| Err(host_panicked(rank, panic.as_ref()))),
                     Err(e) => Err(Error::system(format!("starting rank {rank}'s host thread"), e)),
                 })
                 .collect()
@@ -381,11 +384,7 @@ impl World {
         let host = Host::new(self, rank..rank + 1, Some(section));
         let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&host))) {
             Ok(result) => result,
-            Err(panic) => Err(Error::RankPanicked {
-                rank,
-                call: "the host function".into(),
-                message: panic_message(panic.as_ref()),
-            }),
+            Err(panic) => Err(host_panicked(rank, panic.as_ref())),
         };
         if let Err(error) = &result {
             self.shared.record_failure(rank, error.clone(), None);
@@ -801,6 +800,11 @@ fn describe(status: DeviceStatus) -> String {
         DeviceStatus::KernelFailed => "the kernel reported failure (PLD_KERNEL_FAILED)".into(),
         other => format!("{other:?}"),
     }
+}
+
+/// A rank's host function panicked.
+fn host_panicked(rank: usize, panic: &(dyn std::any::Any + Send)) -> Error {
+    Error::RankPanicked { rank, call: "the host function".into(), message: panic_message(panic) }
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

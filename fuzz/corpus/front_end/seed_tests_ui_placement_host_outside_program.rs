@@ -1,8 +1,0 @@
-#[pld::host]
-pub fn run() {
-    all_reduce!(data);
-}
-
-fn main() {
-    run();
-}
