@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 2
+#define PLD_ABI_VERSION 3
 
 /* Bytes a kernel may stage at once when a peer is reached through ops (get into scratch). */
 #define PLD_TILE_BYTES 65536ull
@@ -38,7 +38,7 @@ enum {
 enum { PLD_NOTIFY_SET = 0, PLD_NOTIFY_ADD = 1 };
 enum { PLD_WAIT_EQ = 0, PLD_WAIT_GE = 1 };
 
-/* What one collective call is: its call number on the rank (from 1; 0 means unchecked) and three
+/* What one collective call is: its call number on the rank (from 1) and three
  * words the runtime encodes (collective, op, dtype, root, count) and the device only compares.
  * A rank publishes its fingerprint on its call board before its first credit of the call; a peer
  * that is about to read its data compares it with its own (mismatched calls are caught before any
@@ -108,10 +108,14 @@ typedef struct pld_coll_args {
     uint64_t recv_counts_off;  /* all_to_all_v: int32 [nranks] */
     int64_t max_rows;          /* all_to_all_v: rows per peer block */
     int32_t root;
-    int32_t _pad;
+    int32_t flags;             /* PLD_CHECK_CALLS: publish and compare fingerprints */
     uint64_t board_off;        /* the call board: two pld_fingerprint slots per rank (seq parity) */
-    pld_fingerprint call;      /* this call's fingerprint */
+    pld_fingerprint call;      /* this call's fingerprint (its seq is the call number, from 1) */
+    uint64_t ll_off;           /* the LL message area (see "LL messages"); */
+    uint64_t ll_stride;        /* bytes of one inbox slot; 0: no LL messages on this transport */
 } pld_coll_args;
+
+enum { PLD_CHECK_CALLS = 1 };
 
 typedef int32_t (*pld_kernel_fn)(pld_ctx *ctx, const void *args);
 
@@ -176,50 +180,88 @@ static inline int pld_cmp_holds(int32_t value, int32_t expected, int32_t cmp) {
     return cmp == PLD_WAIT_EQ ? value == expected : value >= expected;
 }
 
-/* wait: until the local cell at cell_off == / >= expected, or the deadline, or an abort.
- * Spins spin_limit polls, yields yield_limit times, then sleeps on the futex in short slices
- * (so a deadline or an abort is noticed within a few milliseconds). row_off/row_len name the
- * signal row this cell belongs to, for the missing-peer report on timeout. */
-static inline int32_t pld_wait_in_row(pld_ctx *c, uint64_t cell_off, int32_t expected,
-                                      int32_t cmp, uint64_t row_off, int32_t row_len) {
+/* Fills the diagnosis of a wait that passed its deadline. */
+static inline int32_t pld_timed_out(pld_ctx *c, uint64_t cell_off, int32_t expected, int32_t observed,
+                                    int32_t cmp, uint64_t row_off, int32_t row_len) {
+    pld_diag *d = c->diag;
+    d->cell_off = cell_off;
+    d->row_off = row_off;
+    d->row_len = row_len;
+    d->expected = expected;
+    d->observed = observed;
+    d->cmp = cmp;
+    return PLD_TIMEOUT;
+}
+
+/* The slow phases of every wait, one step per call: spin_limit polls, then yield_limit yields,
+ * then sleeps on the futex of `cell` (while it still reads `observed`) in slices of at most 4 ms,
+ * so a deadline or an abort is noticed within a few milliseconds. With `cell` NULL (a cell of a
+ * peer's window, which this rank is not woken for) it sleeps 50 us instead. Returns PLD_OK to
+ * poll again, PLD_ABORTED, or PLD_TIMEOUT (the caller fills the diagnosis). */
+typedef struct pld_backoff {
+    int32_t spins;
+    int32_t yields;
+} pld_backoff;
+
+static inline int pld_backoff_spinning(const pld_ctx *c, const pld_backoff *b) {
+    return b->spins < c->spin_limit;
+}
+
+static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t *cell, int32_t observed) {
+    if (b->spins < c->spin_limit) {
+        ++b->spins;
+        pld_cpu_relax();
+        return PLD_OK;
+    }
+    if (pld_aborted(c)) return PLD_ABORTED;
+    if (b->yields < c->yield_limit) {
+        ++b->yields;
+        sched_yield();
+        return PLD_OK;
+    }
+    uint64_t now = pld_now_ns();
+    if (now >= c->deadline_ns) return PLD_TIMEOUT;
+    uint64_t slice = c->deadline_ns - now;
+    if (slice > 4000000ull) slice = 4000000ull;
+    if (!cell) {
+        struct timespec pause = {0, 50000};
+        nanosleep(&pause, NULL);
+        return PLD_OK;
+    }
+    int32_t *sleepers = &c->sleepers[c->rank];
+    /* Dekker pairing with the notifier: both sides are sequentially consistent, so either the
+     * notifier sees this rank asleep or this rank sees the new value. */
+    __atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(cell, __ATOMIC_SEQ_CST) == observed) c->ops->sleep(c->ops->data, cell, observed, slice);
+    __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
+    return PLD_OK;
+}
+
+static inline int32_t pld_probe_peer(pld_ctx *c, const pld_coll_args *a, int32_t peer);
+
+/* wait: until the local cell at cell_off == / >= expected, or the deadline, or an abort, backing
+ * off as pld_backoff_step does. row_off/row_len name the signal row this cell belongs to, for the
+ * missing-peer report on timeout. With `probe` set, a slow wait for `peer`'s first credit of a
+ * call also looks at that peer's call board: a peer in another collective would never credit. */
+static inline int32_t pld_wait_probed(pld_ctx *c, uint64_t cell_off, int32_t expected, int32_t cmp,
+                                      uint64_t row_off, int32_t row_len, const pld_coll_args *probe,
+                                      int32_t peer) {
     if (cell_off % 4 != 0 || !pld_in_window(c, cell_off, 4)) return PLD_OUT_OF_BOUNDS;
     int32_t *cell = (int32_t *)(c->local_base + cell_off);
-    int32_t v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
-    if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
-    for (int32_t i = 0; i < c->spin_limit; ++i) {
-        pld_cpu_relax();
-        v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
-        if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
-    }
-    for (int32_t i = 0; i < c->yield_limit; ++i) {
-        sched_yield();
-        v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
-        if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
-        if (pld_aborted(c)) return PLD_ABORTED;
-    }
+    pld_backoff b = {0, 0};
     for (;;) {
-        if (pld_aborted(c)) return PLD_ABORTED;
-        uint64_t now = pld_now_ns();
-        if (now >= c->deadline_ns) {
-            pld_diag *d = c->diag;
-            d->cell_off = cell_off;
-            d->row_off = row_off;
-            d->row_len = row_len;
-            d->expected = expected;
-            d->observed = v;
-            d->cmp = cmp;
-            return PLD_TIMEOUT;
-        }
-        uint64_t slice = c->deadline_ns - now;
-        if (slice > 4000000ull) slice = 4000000ull;
-        int32_t *sleepers = &c->sleepers[c->rank];
-        __atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);
-        v = __atomic_load_n(cell, __ATOMIC_SEQ_CST);
-        if (!pld_cmp_holds(v, expected, cmp)) c->ops->sleep(c->ops->data, cell, v, slice);
-        __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
-        v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
+        const int32_t v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
         if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
+        if (probe && !pld_backoff_spinning(c, &b)) PLD_TRY(pld_probe_peer(c, probe, peer));
+        const int32_t status = pld_backoff_step(c, &b, cell, v);
+        if (status == PLD_TIMEOUT) return pld_timed_out(c, cell_off, expected, v, cmp, row_off, row_len);
+        if (status != PLD_OK) return status;
     }
+}
+
+static inline int32_t pld_wait_in_row(pld_ctx *c, uint64_t cell_off, int32_t expected, int32_t cmp,
+                                      uint64_t row_off, int32_t row_len) {
+    return pld_wait_probed(c, cell_off, expected, cmp, row_off, row_len, NULL, 0);
 }
 
 static inline int32_t pld_wait(pld_ctx *c, uint64_t cell_off, int32_t expected, int32_t cmp) {
@@ -336,7 +378,7 @@ static inline pld_fingerprint *pld_board_slot(pld_ctx *c, const pld_coll_args *a
 
 /* Writer side of a seqlock: seq 0 while the words change, the call number once they are set. */
 static inline int32_t pld_publish(pld_ctx *c, const pld_coll_args *a) {
-    if (a->call.seq == 0) return PLD_OK;
+    if (!(a->flags & PLD_CHECK_CALLS)) return PLD_OK;
     if (a->board_off % 8 != 0 || !pld_in_window(c, a->board_off, 2 * sizeof(pld_fingerprint)))
         return PLD_OUT_OF_BOUNDS;
     if (!c->peer_bases[c->rank]) {
@@ -375,7 +417,7 @@ static inline int32_t pld_read_slot(pld_ctx *c, int32_t peer, uint64_t off, pld_
  * unless peer published the same fingerprint or already moved past this call. */
 static inline int32_t pld_check_peer(pld_ctx *c, const pld_coll_args *a, int32_t peer) {
     const uint64_t seq = a->call.seq;
-    if (seq == 0) return PLD_OK;
+    if (!(a->flags & PLD_CHECK_CALLS)) return PLD_OK;
     pld_fingerprint slot[2];
     PLD_TRY(pld_read_slot(c, peer, a->board_off + (seq & 1) * sizeof(pld_fingerprint), &slot[0]));
     if (slot[0].seq == seq) {
@@ -390,15 +432,134 @@ static inline int32_t pld_check_peer(pld_ctx *c, const pld_coll_args *a, int32_t
     return PLD_MISMATCH;
 }
 
+/* The slow path of a wait for peer's first word of a call: if peer's board shows this very call
+ * number with another fingerprint, peer is in another collective and would never answer. One
+ * double read, no retries: a slot being rewritten is looked at again at the next step. */
+static inline int32_t pld_probe_peer(pld_ctx *c, const pld_coll_args *a, int32_t peer) {
+    if (!(a->flags & PLD_CHECK_CALLS)) return PLD_OK;
+    const uint64_t off = a->board_off + (a->call.seq & 1) * sizeof(pld_fingerprint);
+    pld_fingerprint first, again;
+    PLD_TRY(pld_get(c, peer, &first, off, sizeof first));
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    PLD_TRY(pld_get(c, peer, &again, off, sizeof again));
+    if (first.seq != a->call.seq || memcmp(&first, &again, sizeof first) != 0) return PLD_OK;
+    if (memcmp(&first, &a->call, sizeof first) == 0) return PLD_OK;
+    c->diag->index = peer;
+    c->diag->peer_call = first;
+    return PLD_MISMATCH;
+}
+
+/* Wait for peer's first credit of the call, probing its board while the wait is slow. */
+static inline int32_t pld_await_first(pld_ctx *c, const pld_coll_args *a, int32_t peer, uint64_t row_off,
+                                      int32_t row_len) {
+    return pld_wait_probed(c, pld_cell(a, peer), 1, PLD_WAIT_GE, row_off, row_len, a, peer);
+}
+
 /* The first round of a call with every peer: publish, credit, then await and check each peer. */
 static inline int32_t pld_ready_round(pld_ctx *c, const pld_coll_args *a) {
     PLD_TRY(pld_publish(c, a));
     for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_credit(c, a, (c->rank + i) % c->nranks));
     for (int32_t i = 1; i < c->nranks; ++i) {
         const int32_t p = (c->rank + i) % c->nranks;
-        PLD_TRY(pld_await_in_round(c, a, p, 1));
+        PLD_TRY(pld_await_first(c, a, p, a->signal_off, c->nranks));
         PLD_TRY(pld_check_peer(c, a, p));
     }
+    return PLD_OK;
+}
+
+/* ---------------------------------------------------------------- LL messages
+ *
+ * Small payloads travel with their flag, as NCCL's LL protocol does: rank r writes its data into
+ * its slot for this call in every peer's inbox, then the slot's header (the call's fingerprint,
+ * the call number last, with release); the peer polls the call number of that slot in its own
+ * window. One cache line moves each way and nobody waits for an acknowledgement: there are
+ * PLD_LL_SLOTS slots per sender, picked by call number, and a slot is rewritten only once its
+ * reader is past the call that last used it. Each rank's `past` cell (the number of the last call
+ * it finished or gave up, stored by the runtime) tells its writers, who cache what they saw.
+ * A header carries the fingerprint, so a mismatched call is caught on arrival.
+ *
+ * Layout at ll_off in every window: [0, 64) `past` (u64, read by peers); the private tables
+ * last_sent[nranks][PLD_LL_SLOTS] and known_past[nranks] (u64); then the inbox, slot
+ * [sender][call % PLD_LL_SLOTS] of ll_stride bytes each: a pld_fingerprint header, then data. */
+
+#define PLD_LL_SLOTS 8ull
+#define PLD_LL_HEADER 32ull
+
+static inline uint64_t pld_ll_tables_bytes(int32_t nranks) {
+    return (8ull * (uint64_t)nranks * (PLD_LL_SLOTS + 1) + 63) & ~63ull;
+}
+
+static inline uint64_t pld_ll_slot_off(const pld_ctx *c, const pld_coll_args *a, int32_t sender) {
+    const uint64_t slot = (uint64_t)sender * PLD_LL_SLOTS + a->call.seq % PLD_LL_SLOTS;
+    return a->ll_off + 64 + pld_ll_tables_bytes(c->nranks) + slot * a->ll_stride;
+}
+
+/* Whether `bytes` per rank can travel as LL messages: every peer addressable, a slot holds them. */
+static inline int pld_ll_fits(const pld_ctx *c, const pld_coll_args *a, uint64_t bytes) {
+    if (a->ll_stride < PLD_LL_HEADER || bytes > a->ll_stride - PLD_LL_HEADER) return 0;
+    for (int32_t p = 0; p < c->nranks; ++p)
+        if (!c->peer_bases[p]) return 0;
+    const uint64_t area = 64 + pld_ll_tables_bytes(c->nranks) + (uint64_t)c->nranks * PLD_LL_SLOTS * a->ll_stride;
+    return pld_in_window(c, a->ll_off, area);
+}
+
+/* Sends `bytes` at `src` to every peer as this call's message (pld_ll_fits must hold). */
+static inline int32_t pld_ll_send(pld_ctx *c, const pld_coll_args *a, const void *src, uint64_t bytes) {
+    const uint64_t seq = a->call.seq;
+    uint64_t *last_sent = (uint64_t *)(c->local_base + a->ll_off + 64);
+    uint64_t *known_past = last_sent + (uint64_t)c->nranks * PLD_LL_SLOTS;
+    PLD_TRY(pld_publish(c, a)); /* for peers in another collective, which probe the board */
+    for (int32_t i = 1; i < c->nranks; ++i) {
+        const int32_t p = (c->rank + i) % c->nranks;
+        uint64_t *sent = &last_sent[(uint64_t)p * PLD_LL_SLOTS + seq % PLD_LL_SLOTS];
+        if (known_past[p] < *sent) {
+            const uint64_t *past = (const uint64_t *)(c->peer_bases[p] + a->ll_off);
+            pld_backoff b = {0, 0};
+            while ((known_past[p] = __atomic_load_n(past, __ATOMIC_ACQUIRE)) < *sent) {
+                const int32_t status = pld_backoff_step(c, &b, NULL, 0);
+                if (status == PLD_TIMEOUT) {
+                    c->diag->index = p;
+                    return pld_timed_out(c, a->ll_off, (int32_t)*sent, (int32_t)known_past[p], PLD_WAIT_GE,
+                                         a->ll_off, 0);
+                }
+                if (status != PLD_OK) return status;
+            }
+        }
+        uint8_t *slot = c->peer_bases[p] + pld_ll_slot_off(c, a, c->rank);
+        pld_fingerprint *header = (pld_fingerprint *)slot;
+        memcpy(slot + PLD_LL_HEADER, src, bytes);
+        for (int k = 0; k < 3; ++k) __atomic_store_n(&header->what[k], a->call.what[k], __ATOMIC_RELAXED);
+        /* Release of the data and the words above; sequentially consistent for the Dekker
+         * pairing with a reader going to sleep on the call number's low half. */
+        __atomic_store_n(&header->seq, seq, __ATOMIC_SEQ_CST);
+        *sent = seq;
+        if (__atomic_load_n(&c->sleepers[p], __ATOMIC_SEQ_CST) > 0)
+            c->ops->wake(c->ops->data, p, (const int32_t *)&header->seq);
+    }
+    return PLD_OK;
+}
+
+/* Waits for peer's message of this call; `data` points at its payload in this rank's inbox. */
+static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t peer, const void **data) {
+    const uint64_t seq = a->call.seq, off = pld_ll_slot_off(c, a, peer);
+    pld_fingerprint *header = (pld_fingerprint *)(c->local_base + off);
+    pld_backoff b = {0, 0};
+    uint64_t v;
+    while ((v = __atomic_load_n(&header->seq, __ATOMIC_ACQUIRE)) != seq) {
+        if (!pld_backoff_spinning(c, &b)) PLD_TRY(pld_probe_peer(c, a, peer));
+        const int32_t status = pld_backoff_step(c, &b, (const int32_t *)&header->seq, (int32_t)v);
+        if (status == PLD_TIMEOUT) {
+            c->diag->index = peer;
+            return pld_timed_out(c, off, (int32_t)seq, (int32_t)v, PLD_WAIT_EQ, off, 0);
+        }
+        if (status != PLD_OK) return status;
+    }
+    if ((a->flags & PLD_CHECK_CALLS) && memcmp(header->what, a->call.what, sizeof header->what) != 0) {
+        c->diag->index = peer;
+        c->diag->peer_call = *header;
+        return PLD_MISMATCH;
+    }
+    *data = (const uint8_t *)header + PLD_LL_HEADER;
     return PLD_OK;
 }
 

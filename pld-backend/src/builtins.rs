@@ -216,16 +216,38 @@ fn reduce_tile_in_place(op: ReduceOp, dtype: DType) -> String {
     )
 }
 
-/// One-shot: ready round; every rank reduces all ranks' buffers into scratch, tile by tile; a
-/// round so no peer still reads the target; then the result is copied in place.
+/// One-shot. A payload that fits an LL slot travels as messages: every rank sends its buffer to
+/// every peer's inbox and reduces what arrives, in rank order, then writes the result in place
+/// (no round trips, and the inbox slots need no acknowledgement). A larger one: ready round;
+/// every rank reduces all ranks' buffers into scratch, tile by tile; a round so no peer still
+/// reads the target; then the result is copied in place.
 fn all_reduce_mesh(op: ReduceOp, dtype: DType) -> String {
     let ty = storage_type(dtype);
+    let (reduce, reduce2) = (reduce_helper_name(op, dtype), reduce2_helper_name(op, dtype));
     format!(
         r#"    const uint64_t n = a->count, bytes = n * sizeof({ty});
     if (c->nranks == 1) return PLD_OK;
     if (!pld_in_window(c, a->target_off, bytes)) return PLD_OUT_OF_BOUNDS;
     if (c->scratch_bytes < bytes + 2 * PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;
     {ty} *acc = ({ty} *)c->scratch;
+    {ty} *target = ({ty} *)(c->local_base + a->target_off);
+    if (pld_ll_fits(c, a, bytes)) {{
+        PLD_TRY(pld_ll_send(c, a, target, bytes));
+        const void *x, *y;
+        const int32_t w = c->nranks, r = c->rank;
+#define PLD_LL_OPERAND(p, out) \
+    do {{ if ((p) == r) *(out) = target; else PLD_TRY(pld_ll_receive(c, a, (p), (out))); }} while (0)
+        PLD_LL_OPERAND(0, &x);
+        PLD_LL_OPERAND(1, &y);
+        {reduce2}(acc, (const {ty} *)x, (const {ty} *)y, n);
+        for (int32_t p = 2; p < w; ++p) {{
+            PLD_LL_OPERAND(p, &x);
+            {reduce}(acc, (const {ty} *)x, n);
+        }}
+#undef PLD_LL_OPERAND
+        memcpy(target, acc, bytes);
+        return PLD_OK;
+    }}
     uint8_t *staging = c->scratch + bytes;
     const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
     PLD_TRY(pld_ready_round(c, a));
@@ -309,7 +331,11 @@ fn all_reduce_ring(op: ReduceOp, dtype: DType) -> String {
         if (right != left) PLD_TRY(pld_await(c, a, right, round));           \
     }} while (0)
     PLD_TRY(pld_publish(c, a));
-    PLD_RING_ROUND();
+    ++round;
+    PLD_TRY(pld_credit(c, a, left));
+    if (right != left) PLD_TRY(pld_credit(c, a, right));
+    PLD_TRY(pld_await_first(c, a, left, pld_cell(a, left), 1));
+    if (right != left) PLD_TRY(pld_await_first(c, a, right, pld_cell(a, right), 1));
     PLD_TRY(pld_check_peer(c, a, left));
     if (right != left) PLD_TRY(pld_check_peer(c, a, right));
     for (int32_t s = 0; s < 2 * (w - 1); ++s) {{
@@ -378,12 +404,12 @@ const BROADCAST: &str = r#"    const int32_t root = a->root;
         for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_credit(c, a, (root + i) % c->nranks));
         for (int32_t i = 1; i < c->nranks; ++i) {
             const int32_t p = (root + i) % c->nranks;
-            PLD_TRY(pld_await_in_round(c, a, p, 1));
+            PLD_TRY(pld_await_first(c, a, p, a->signal_off, c->nranks));
             PLD_TRY(pld_check_peer(c, a, p));
         }
         return pld_settle_all(c, a, 1);
     }
-    PLD_TRY(pld_await(c, a, root, 1));
+    PLD_TRY(pld_await_first(c, a, root, pld_cell(a, root), 1));
     PLD_TRY(pld_check_peer(c, a, root));
     PLD_TRY(pld_get(c, root, c->local_base + a->target_off, a->target_off, a->count));
     PLD_TRY(pld_credit(c, a, root));

@@ -12,7 +12,7 @@ use crate::device::builtins;
 use crate::fingerprint::Fingerprint;
 use crate::host::foreign_window;
 use crate::window::{Allocation, Operand};
-use crate::world::{Label, Task};
+use crate::world::{Job, Label, SignalCells, Task};
 use crate::{Error, Host, Result, Window};
 
 /// Options every collective shares: the signal to use and the rank count the caller expects.
@@ -124,6 +124,34 @@ impl Opts {
 }
 common_setters!(Opts);
 
+/// What a collective call is, for messages (formatted only when one is needed).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CallWhat {
+    AllReduce { mode: AllReduceMode, op: ReduceOp, dtype: DType },
+    ReduceScatter { op: ReduceOp, dtype: DType },
+    Broadcast { root: i64, dtype: DType },
+    AllGather { dtype: DType },
+    AllToAll { dtype: DType },
+    AllToAllV { dtype: DType },
+    Barrier,
+}
+
+impl std::fmt::Display for CallWhat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallWhat::AllReduce { mode, op, dtype } => {
+                write!(f, "all_reduce(mode = {}, op = {op}, dtype = {dtype})", mode.name())
+            }
+            CallWhat::ReduceScatter { op, dtype } => write!(f, "reduce_scatter(op = {op}, dtype = {dtype})"),
+            CallWhat::Broadcast { root, dtype } => write!(f, "broadcast(root = {root}, dtype = {dtype})"),
+            CallWhat::AllGather { dtype } => write!(f, "all_gather(dtype = {dtype})"),
+            CallWhat::AllToAll { dtype } => write!(f, "all_to_all(dtype = {dtype})"),
+            CallWhat::AllToAllV { dtype } => write!(f, "all_to_all_v(dtype = {dtype})"),
+            CallWhat::Barrier => write!(f, "barrier()"),
+        }
+    }
+}
+
 /// A checked collective call, ready to be queued on every rank.
 struct Plan {
     call: Label,
@@ -136,15 +164,14 @@ impl Host<'_> {
     fn plan(
         &self,
         collective: Collective,
-        describe: impl Fn() -> String + Send + Sync + 'static,
+        what: CallWhat,
         location: &'static Location<'static>,
         common: Common,
         operands: Vec<(&'static str, Operand)>,
     ) -> Result<Plan> {
         // Described lazily: formatting a label per call would cost more than a small collective.
-        let call: Label = Arc::new(move || {
-            format!("{} at {}:{}:{}", describe(), location.file(), location.line(), location.column())
-        });
+        let label = Label::Call(what, location);
+        let call = || label.describe();
         let nranks = self.nranks();
         if let Some(declared) = common.nranks
             && declared != nranks
@@ -184,7 +211,7 @@ impl Host<'_> {
             }
             None => self.call_signal(collective)?,
         };
-        Ok(Plan { call, operands, signal })
+        Ok(Plan { call: label, operands, signal })
     }
 
     /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
@@ -201,6 +228,8 @@ impl Host<'_> {
         let shared = self.world().shared();
         args.signal_off = plan.signal.offset() as u64;
         args.board_off = shared.board_off as u64;
+        args.flags = if shared.check_calls { CollArgs::CHECK_CALLS } else { 0 };
+        (args.ll_off, args.ll_stride) = (shared.ll.offset as u64, shared.ll.stride as u64);
         let mut fingerprint = Fingerprint {
             seq: 0,
             kind: variant.kind,
@@ -209,35 +238,31 @@ impl Host<'_> {
             root: args.root,
             count: count as u64,
         };
-        let keep: Arc<Vec<Arc<Allocation>>> =
-            Arc::new(plan.operands.iter().map(|(_, o)| Arc::clone(&o.alloc)).collect());
+        // The windows stay alive until every rank is past the call: the host holds them, so
+        // queueing and running the call touch no shared reference count.
+        let signal = SignalCells { offset: plan.signal.offset(), bytes: plan.signal.bytes() };
+        let mut last_seq = 0;
         for rank in self.ranks() {
             fingerprint.seq = shared.call_seq[rank].fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            last_seq = last_seq.max(fingerprint.seq);
             args.call = fingerprint.words();
-            if !shared.check_calls {
-                args.call.seq = 0; // the device skips publishing and comparing
-            }
-            let call = Arc::clone(&plan.call);
-            let keep = Arc::clone(&keep);
-            let signal = Arc::clone(&plan.signal);
             self.enqueue(
                 rank,
                 Task {
-                    call: Arc::clone(&plan.call),
+                    call: plan.call.clone(),
                     seq: fingerprint.seq,
-                    signal: Some(Arc::clone(&plan.signal)),
-                    work: Box::new(move |state| {
-                        let _alive = (&keep, &signal);
-                        state.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call, args.call)
-                    }),
+                    signal: Some(signal),
+                    job: Job::Kernel { kernel, args, scratch_bytes },
                 },
             );
         }
+        let windows = plan.operands.into_iter().map(|(_, operand)| operand.alloc).chain([plan.signal]);
+        self.hold_in_flight(last_seq, windows);
         Ok(())
     }
 
     fn bad(call: &Label, role: &'static str, operand: &Operand, expected: String) -> Error {
-        Error::BadOperand { call: call(), role, buffer: operand.name().to_owned(), expected, found: operand.describe() }
+        Error::BadOperand { call: call.describe(), role, buffer: operand.name().to_owned(), expected, found: operand.describe() }
     }
 
     /// Every rank's `target` becomes the `op`-reduction of all ranks' `target`, in place.
@@ -246,7 +271,7 @@ impl Host<'_> {
     /// any element count, including fewer elements than ranks.
     #[track_caller]
     pub fn all_reduce<T: Element>(&self, target: &Window<'_, T>, opts: AllReduce) -> Result<()> {
-        let call = move || format!("all_reduce(mode = {}, op = {}, dtype = {})", opts.mode.name(), opts.op, T::DTYPE);
+        let call = CallWhat::AllReduce { mode: opts.mode, op: opts.op, dtype: T::DTYPE };
         let plan = self.plan(
             Collective::AllReduce,
             call,
@@ -276,7 +301,7 @@ impl Host<'_> {
     /// `r` over all ranks (other rows are left as they were).
     #[track_caller]
     pub fn reduce_scatter<T: Element>(&self, target: &Window<'_, T>, opts: ReduceScatter) -> Result<()> {
-        let call = move || format!("reduce_scatter(op = {}, dtype = {})", opts.op, T::DTYPE);
+        let call = CallWhat::ReduceScatter { op: opts.op, dtype: T::DTYPE };
         let plan = self.plan(
             Collective::ReduceScatter,
             call,
@@ -297,7 +322,7 @@ impl Host<'_> {
     /// Every rank's `target` becomes the root's.
     #[track_caller]
     pub fn broadcast<T: Element>(&self, target: &Window<'_, T>, opts: Broadcast) -> Result<()> {
-        let call = move || format!("broadcast(root = {}, dtype = {})", opts.root, T::DTYPE);
+        let call = CallWhat::Broadcast { root: opts.root, dtype: T::DTYPE };
         let root = opts.root;
         let plan = self.plan(
             Collective::Broadcast,
@@ -307,7 +332,7 @@ impl Host<'_> {
             vec![("target", target.operand())],
         )?;
         if root < 0 || root >= self.nranks() as i64 {
-            return Err(Error::RootOutOfRange { call: (plan.call)(), root, nranks: self.nranks() });
+            return Err(Error::RootOutOfRange { call: plan.call.describe(), root, nranks: self.nranks() });
         }
         let args = CollArgs {
             target_off: target.offset() as u64,
@@ -327,7 +352,7 @@ impl Host<'_> {
     /// Row `p` of every rank's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`).
     #[track_caller]
     pub fn all_gather<T: Element>(&self, local: &Window<'_, T>, target: &Window<'_, T>, opts: Opts) -> Result<()> {
-        let call = move || format!("all_gather(dtype = {})", T::DTYPE);
+        let call = CallWhat::AllGather { dtype: T::DTYPE };
         let plan = self.plan(
             Collective::AllGather,
             call,
@@ -359,7 +384,7 @@ impl Host<'_> {
     /// Row `p` of rank `r`'s `target` becomes row `r` of rank `p`'s `input`; both `[nranks, n]`.
     #[track_caller]
     pub fn all_to_all<T: Element>(&self, input: &Window<'_, T>, target: &Window<'_, T>, opts: Opts) -> Result<()> {
-        let call = move || format!("all_to_all(dtype = {})", T::DTYPE);
+        let call = CallWhat::AllToAll { dtype: T::DTYPE };
         let plan = self.plan(
             Collective::AllToAll,
             call,
@@ -407,7 +432,7 @@ impl Host<'_> {
         recv_counts: &Window<'_, i32>,
         opts: Opts,
     ) -> Result<()> {
-        let call = move || format!("all_to_all_v(dtype = {})", T::DTYPE);
+        let call = CallWhat::AllToAllV { dtype: T::DTYPE };
         let plan = self.plan(
             Collective::AllToAllV,
             call,
@@ -470,7 +495,7 @@ impl Host<'_> {
     #[track_caller]
     pub fn barrier(&self, opts: Opts) -> Result<()> {
         let plan =
-            self.plan(Collective::Barrier, || "barrier()".to_owned(), Location::caller(), opts.common, Vec::new())?;
+            self.plan(Collective::Barrier, CallWhat::Barrier, Location::caller(), opts.common, Vec::new())?;
         self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0))
     }
 }

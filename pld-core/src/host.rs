@@ -4,7 +4,7 @@
 //! its own ([`World::spmd`]), as each process does under MPI.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -13,7 +13,7 @@ use pld_model::{Collective, Element};
 
 use crate::device::Kernel;
 use crate::window::{Allocation, Buffer, Shape};
-use crate::world::{Task, label};
+use crate::world::{Job, Task, label};
 use crate::{Error, Result, Window, World};
 
 /// The host scope of a [`World`], opened by [`World::host`] (driving every rank) or given to
@@ -29,6 +29,9 @@ pub struct Host<'w> {
     section: Option<Arc<Section>>,
     allocations: Cell<u64>,
     owned: RefCell<Vec<Arc<Allocation>>>,
+    /// The windows of collective calls queued and maybe not finished, with the call's number:
+    /// released once every rank of this host is past it.
+    in_flight: RefCell<VecDeque<(u64, Arc<Allocation>)>>,
     auto_names: Cell<usize>,
     _single_thread: PhantomData<*const ()>,
 }
@@ -89,6 +92,7 @@ impl<'w> Host<'w> {
             section,
             allocations: Cell::new(0),
             owned: RefCell::new(Vec::new()),
+            in_flight: RefCell::new(VecDeque::new()),
             auto_names: Cell::new(0),
             _single_thread: PhantomData,
         }
@@ -195,14 +199,14 @@ impl<'w> Host<'w> {
                 call,
                 seq: 0,
                 signal: None,
-                work: Box::new(move |state| {
+                job: Job::Work(Box::new(move |state| {
                     // SAFETY: the view lies inside the allocation, which lives while the host
                     // scope does; this rank's queue orders the copy with its kernels.
                     unsafe {
                         std::ptr::copy_nonoverlapping(bytes.as_ptr(), state.local_base().add(offset), bytes.len())
                     };
                     Ok(())
-                }),
+                })),
             },
         );
         Ok(())
@@ -276,7 +280,7 @@ impl<'w> Host<'w> {
         let crate::dsl::KernelArgs { words, copies, windows, .. } = args;
         let kernel = kernel.clone();
         let call = label(format!("kernel {} on rank {device}", kernel.name()));
-        let label = Arc::clone(&call);
+        let label = call.clone();
         // The host pointers in `words` stay valid: copies travel with the task, and a writable
         // host tensor is borrowed until the blocking wait below returns.
         self.world.enqueue(
@@ -285,10 +289,10 @@ impl<'w> Host<'w> {
                 call,
                 seq: 0,
                 signal: None,
-                work: Box::new(move |state| {
+                job: Job::Work(Box::new(move |state| {
                     let _alive = (&copies, &windows);
                     state.run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default())
-                }),
+                })),
             },
         );
         if blocking { self.sync() } else { Ok(()) }
@@ -296,6 +300,38 @@ impl<'w> Host<'w> {
 
     pub(crate) fn enqueue(&self, rank: usize, task: Task) {
         self.world.enqueue(rank, task);
+    }
+
+    /// Holds `windows` until every rank of this host is past collective call `seq`; now and
+    /// then releases the windows of calls all ranks are past (a host that never syncs does not
+    /// grow without bound).
+    pub(crate) fn hold_in_flight(&self, seq: u64, windows: impl IntoIterator<Item = Arc<Allocation>>) {
+        let mut in_flight = self.in_flight.borrow_mut();
+        in_flight.extend(windows.into_iter().map(|w| (seq, w)));
+        if in_flight.len() < 4096 || seq % 256 != 0 {
+            return;
+        }
+        let shared = self.world.shared();
+        let past = self.ranks().map(|r| shared.past_seq[r].0.load(std::sync::atomic::Ordering::Acquire)).min();
+        // After a failure, a call's signal is reset at the next sync: its window must live until then.
+        if shared.aborted() {
+            return;
+        }
+        while in_flight.front().is_some_and(|(s, _)| Some(*s) <= past) {
+            in_flight.pop_front();
+        }
+    }
+
+    /// Releases the windows of calls in flight once a sync drained the queues; after a failure
+    /// not yet reset (a host of `World::spmd`), the world keeps them until it resets.
+    fn release_in_flight(&self) {
+        let mut in_flight = self.in_flight.borrow_mut();
+        let shared = self.world.shared();
+        if shared.aborted() {
+            shared.keep_until_reset(in_flight.drain(..).map(|(_, w)| w));
+        } else {
+            in_flight.clear();
+        }
     }
 
     /// Waits until every rank finished its queued work. Returns the first failure since the
@@ -306,7 +342,10 @@ impl<'w> Host<'w> {
     /// still be running): after a failure, its later calls fail with the same root cause until
     /// the section ends.
     pub fn sync(&self) -> Result<()> {
-        if self.ranks == (0..self.nranks()) { self.world.sync() } else { self.world.sync_rank(self.ranks.start) }
+        let outcome =
+            if self.ranks == (0..self.nranks()) { self.world.sync() } else { self.world.sync_rank(self.ranks.start) };
+        self.release_in_flight();
+        outcome
     }
 
     /// Ends the scope: waits for queued work and reports its outcome, then frees the windows.
@@ -319,7 +358,10 @@ impl Drop for Host<'_> {
     fn drop(&mut self) {
         // Outcomes not collected by `sync`/`finish` are dropped with the scope.
         let _ = self.sync();
-        self.owned.borrow_mut().clear();
+        let owned = std::mem::take(&mut *self.owned.borrow_mut());
+        if self.world.shared().aborted() {
+            self.world.shared().keep_until_reset(owned);
+        }
         if self.section.is_none() {
             self.world.shared().host_active.store(false, std::sync::atomic::Ordering::Release);
         }

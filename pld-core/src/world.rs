@@ -2,13 +2,15 @@
 //! one symmetric heap.
 
 use std::ops::Range;
+use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn, Ops};
+use crate::collective::CallWhat;
+use crate::device::abi::{CollArgs, Ctx, Diag, FingerprintWords, KernelFn, Ops};
 use crate::device::{LOCAL_OPS, builtins};
 use crate::fingerprint::describe_words;
 use crate::heap::SymmetricHeap;
@@ -29,6 +31,40 @@ pub const DEFAULT_WINDOW_BYTES: usize = 1 << 30;
 pub const DEFAULT_TWO_SHOT_BYTES: usize = 32 << 10;
 /// The two-shot threshold of a 2-rank world.
 pub const DEFAULT_TWO_SHOT_BYTES_2_RANKS: usize = 4 << 10;
+/// Default largest payload per rank that travels as LL messages (data and flag together, no
+/// round trips; see `pld_device.h`), overridable with `PLD_LL_BYTES` (0: never).
+pub const DEFAULT_LL_BYTES: usize = 4 << 10;
+
+/// Slots per sender in every inbox (`PLD_LL_SLOTS`) and the header before each payload.
+const LL_SLOTS: usize = 8;
+const LL_HEADER: usize = 32;
+/// Inbox bytes per window at most: the slot payload shrinks at high rank counts.
+const LL_INBOX_BUDGET: usize = 1 << 20;
+
+/// Where the LL message area lies in every window; `stride` 0: no LL messages.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LlArea {
+    pub(crate) offset: usize,
+    pub(crate) stride: usize,
+    bytes: usize,
+}
+
+impl LlArea {
+    /// The area for `payload` bytes per slot at `nranks` (the header's layout: `past`, the
+    /// private tables, the inbox).
+    fn layout(nranks: usize, payload: usize) -> Option<(usize, usize)> {
+        let mut stride = (LL_HEADER + payload).next_multiple_of(64);
+        while nranks * LL_SLOTS * stride > LL_INBOX_BUDGET {
+            stride = (stride / 2).next_multiple_of(64);
+        }
+        let tables = (8 * nranks * (LL_SLOTS + 1)).next_multiple_of(64);
+        (payload > 0 && stride >= LL_HEADER + 64).then(|| (stride, 64 + tables + nranks * LL_SLOTS * stride))
+    }
+
+    fn contains(&self, off: u64) -> bool {
+        self.stride != 0 && (self.offset as u64..(self.offset + self.bytes) as u64).contains(&off)
+    }
+}
 
 /// Configures a [`World`] before starting it.
 #[derive(Clone, Debug)]
@@ -37,13 +73,14 @@ pub struct WorldBuilder {
     timeout: Option<Duration>,
     window_bytes: Option<usize>,
     two_shot_bytes: Option<usize>,
+    ll_bytes: Option<usize>,
     check_calls: bool,
 }
 
 impl WorldBuilder {
     /// A world of `nranks` ranks.
     pub fn new(nranks: usize) -> WorldBuilder {
-        WorldBuilder { nranks, timeout: None, window_bytes: None, two_shot_bytes: None, check_calls: true }
+        WorldBuilder { nranks, timeout: None, window_bytes: None, two_shot_bytes: None, ll_bytes: None, check_calls: true }
     }
 
     /// Whether collectives compare their fingerprints across ranks before moving data (default
@@ -71,6 +108,13 @@ impl WorldBuilder {
     /// none.
     pub fn two_shot_bytes(mut self, bytes: usize) -> WorldBuilder {
         self.two_shot_bytes = Some(bytes);
+        self
+    }
+
+    /// Largest payload per rank a collective sends as LL messages (default
+    /// [`DEFAULT_LL_BYTES`], or `PLD_LL_BYTES`); 0 turns them off.
+    pub fn ll_bytes(mut self, bytes: usize) -> WorldBuilder {
+        self.ll_bytes = Some(bytes);
         self
     }
 
@@ -120,6 +164,15 @@ impl WorldBuilder {
         // The call board (two fingerprint slots per rank) lives in the window, where peers and
         // remote transports reach it like any signal.
         let board_off = fabric.heap.alloc("__call_board", 2 * std::mem::size_of::<FingerprintWords>())?;
+        // The LL message area, on transports where peers are addressable.
+        let ll_bytes =
+            self.ll_bytes.or_else(|| env_number("PLD_LL_BYTES").map(|b| b as usize)).unwrap_or(DEFAULT_LL_BYTES);
+        let ll = match LlArea::layout(nranks, ll_bytes) {
+            Some((stride, bytes)) if !fabric.transport_only => {
+                LlArea { offset: fabric.heap.alloc("__ll_messages", bytes)?, stride, bytes }
+            }
+            _ => LlArea::default(),
+        };
         let board_bytes = fabric.heap.live_bytes();
         let cpus = node_cpus();
         // Ranks that outnumber cores must hand their core over quickly: a pure spin collapses
@@ -140,13 +193,17 @@ impl WorldBuilder {
             two_shot_bytes,
             spin_limit,
             yield_limit,
-            pending: (0..nranks).map(|_| AtomicUsize::new(0)).collect(),
+            queued: (0..nranks).map(|_| Padded::default()).collect(),
+            finished: (0..nranks).map(|_| Padded::default()).collect(),
+            past_seq: (0..nranks).map(|_| Padded::default()).collect(),
+            idle_waiters: AtomicUsize::new(0),
             idle_lock: Mutex::new(()),
             idle: Condvar::new(),
             failure: Mutex::new(Failure { ranks: vec![None; nranks], ..Failure::default() }),
             host_active: AtomicBool::new(false),
             board_off,
             board_bytes,
+            ll,
             check_calls: self.check_calls,
             call_seq: (0..nranks).map(|_| AtomicU64::new(0)).collect(),
             progress: (0..nranks).map(|_| Mutex::new(Progress::default())).collect(),
@@ -398,7 +455,7 @@ impl World {
     }
 
     pub(crate) fn enqueue(&self, rank: usize, task: Task) {
-        self.shared.pending[rank].fetch_add(1, Ordering::SeqCst);
+        self.shared.queued[rank].0.fetch_add(1, Ordering::Relaxed);
         let Some(queue) = &self.queues[rank] else {
             unreachable!("rank {rank} runs in another process; hosts dispatch to their own ranks only")
         };
@@ -411,10 +468,16 @@ impl World {
     /// Waits until the queues of `ranks` are drained.
     fn wait_idle(&self, ranks: Range<usize>) {
         let shared = &self.shared;
+        if shared.drained(ranks.clone()) {
+            return;
+        }
+        shared.idle_waiters.fetch_add(1, Ordering::SeqCst);
         let mut guard = shared.idle_lock.lock().unwrap_or_else(|p| p.into_inner());
-        while ranks.clone().any(|r| shared.pending[r].load(Ordering::SeqCst) > 0) {
+        while !shared.drained(ranks.clone()) {
             guard = shared.idle.wait(guard).unwrap_or_else(|p| p.into_inner());
         }
+        drop(guard);
+        shared.idle_waiters.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Waits until every queue is drained; returns the root cause of the failures since the
@@ -428,17 +491,20 @@ impl World {
         let error = failure.root.take().or(first_of_rank);
         failure.ranks.iter_mut().for_each(|e| *e = None);
         let dirty = std::mem::take(&mut failure.dirty_signals);
+        let kept = std::mem::take(&mut failure.kept);
         drop(failure);
-        match error {
+        let outcome = match error {
             None => Ok(()),
             Some(error) => {
                 for signal in &dirty {
-                    shared.fabric.heap.zero(signal.offset(), signal.bytes());
+                    shared.fabric.heap.zero(signal.offset, signal.bytes);
                 }
                 shared.abort_flag().store(0, Ordering::SeqCst);
                 Err(error)
             }
-        }
+        };
+        drop(kept); // the windows of those signals may be freed now
+        outcome
     }
 
     /// Waits until `rank`'s queue is drained; returns its first failure since its last sync,
@@ -473,18 +539,25 @@ pub(crate) struct Shared {
     two_shot_bytes: usize,
     spin_limit: i32,
     yield_limit: i32,
-    /// Tasks queued and not finished, per rank: atomics, so queueing and finishing a task take
-    /// no lock.
-    pending: Box<[AtomicUsize]>,
-    /// Held only to sleep on `idle` and to wake it when `pending` reaches zero.
+    /// Tasks queued per rank, counted by the rank's host, and tasks finished, counted by its
+    /// worker: each on a line of its own, so queueing and finishing a task share no cache line.
+    queued: Box<[Padded<AtomicU64>]>,
+    finished: Box<[Padded<AtomicU64>]>,
+    /// The number of the last collective call each rank is past (finished or gave up).
+    pub(crate) past_seq: Box<[Padded<AtomicU64>]>,
+    /// Hosts asleep in a sync: a worker wakes `idle` only when there is one.
+    idle_waiters: AtomicUsize,
+    /// Held only to sleep on `idle` and to wake it.
     idle_lock: Mutex<()>,
     idle: Condvar,
     failure: Mutex<Failure>,
     pub(crate) host_active: AtomicBool,
     /// Offset of the call board in every window.
     pub(crate) board_off: usize,
-    /// Heap bytes the board takes (not a window of the user's).
+    /// Heap bytes the board and the LL area take (not windows of the user's).
     board_bytes: usize,
+    /// The LL message area of every window.
+    pub(crate) ll: LlArea,
     /// Whether calls publish and compare fingerprints.
     pub(crate) check_calls: bool,
     /// Collective calls issued per rank: the `seq` of the next call's fingerprint.
@@ -506,7 +579,10 @@ struct Failure {
     /// Each rank's first error since it was last synchronised.
     ranks: Vec<Option<Error>>,
     /// Signals of calls that failed or were skipped: their credits are reset at the next sync.
-    dirty_signals: Vec<Arc<Allocation>>,
+    dirty_signals: Vec<SignalCells>,
+    /// Windows of hosts that ended while a failure was pending, kept until that sync: a dirty
+    /// signal may lie in one.
+    kept: Vec<Arc<Allocation>>,
 }
 
 /// A collective call as hang reports name it.
@@ -518,7 +594,7 @@ struct CallRecord {
 
 impl CallRecord {
     fn describe(&self) -> String {
-        format!("{} (call #{})", (self.call)(), self.seq)
+        format!("{} (call #{})", self.call.describe(), self.seq)
     }
 }
 
@@ -530,11 +606,20 @@ struct Progress {
 
 impl Shared {
     fn finish_task(&self, rank: usize) {
-        if self.pending[rank].fetch_sub(1, Ordering::SeqCst) == 1 {
+        let finished = self.finished[rank].0.fetch_add(1, Ordering::SeqCst) + 1;
+        // Dekker pairing with `wait_idle`: both sides are sequentially consistent, so either
+        // the waiter sees this task finished or this worker sees the waiter. Only a drained
+        // queue is worth a wake (a waiter waits for drained queues).
+        if self.idle_waiters.load(Ordering::SeqCst) > 0 && finished >= self.queued[rank].0.load(Ordering::SeqCst) {
             // Taking the lock orders this wake after a sync's check-then-wait.
             let _guard = self.idle_lock.lock().unwrap_or_else(|p| p.into_inner());
             self.idle.notify_all();
         }
+    }
+
+    /// Whether every task queued on `ranks` has finished (called by their host).
+    pub(crate) fn drained(&self, ranks: Range<usize>) -> bool {
+        ranks.into_iter().all(|r| self.finished[r].0.load(Ordering::SeqCst) >= self.queued[r].0.load(Ordering::Relaxed))
     }
 
     /// The flag that stops every rank's waits when one failed.
@@ -545,7 +630,7 @@ impl Shared {
     }
 
     /// Records `rank`'s failure; a root cause also stops every rank's waits.
-    pub(crate) fn record_failure(&self, rank: usize, error: Error, signal: Option<Arc<Allocation>>) {
+    pub(crate) fn record_failure(&self, rank: usize, error: Error, signal: Option<SignalCells>) {
         let secondary = matches!(error, Error::Aborted { .. });
         if !secondary && let Some(on_failure) = self.fabric.on_failure {
             on_failure(rank, &error);
@@ -582,21 +667,68 @@ impl Shared {
             .collect()
     }
 
-    fn aborted(&self) -> bool {
+    /// Tells `rank`'s LL writers that it is past call `seq` (finished or gave it up), so the
+    /// inbox slots that call used may be rewritten.
+    fn mark_past(&self, rank: usize, seq: u64) {
+        if self.ll.stride != 0 {
+            // SAFETY: the LL area is allocated in every window for the world's life; its first
+            // 8 bytes are this rank's `past` cell, only ever accessed atomically.
+            let past = unsafe { &*self.fabric.heap.base(rank).add(self.ll.offset).cast::<AtomicU64>() };
+            past.store(seq, Ordering::Release);
+        }
+    }
+
+    /// Keeps windows alive until the next world-wide sync has reset the failure's signals.
+    pub(crate) fn keep_until_reset(&self, windows: impl IntoIterator<Item = Arc<Allocation>>) {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).kept.extend(windows);
+    }
+
+    pub(crate) fn aborted(&self) -> bool {
         self.abort_flag().load(Ordering::SeqCst) != 0
     }
 }
 
-/// Describes a call for messages; formatted only on the error path, not per call.
-pub(crate) type Label = Arc<dyn Fn() -> String + Send + Sync>;
+/// Describes a call for messages; formatted only on the error path, never per call. A
+/// collective's label is plain data (cloning it touches no shared counter).
+#[derive(Clone)]
+pub(crate) enum Label {
+    /// A fixed text (staging, kernel launches).
+    Text(Arc<str>),
+    /// A collective call and where the host code made it.
+    Call(CallWhat, &'static Location<'static>),
+}
+
+impl Label {
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Label::Text(text) => text.to_string(),
+            Label::Call(what, at) => format!("{what} at {}:{}:{}", at.file(), at.line(), at.column()),
+        }
+    }
+}
 
 /// A label from a fixed text.
 pub(crate) fn label(text: String) -> Label {
-    Arc::new(move || text.clone())
+    Label::Text(text.into())
 }
 
 /// What a task does on its rank's worker.
 pub(crate) type Work = Box<dyn FnOnce(&mut RankState) -> Result<()> + Send>;
+
+/// A task's job: a builtin collective kernel with its arguments (plain data: queueing one
+/// allocates nothing and releases nothing on the worker), or any other work.
+pub(crate) enum Job {
+    Kernel { kernel: KernelFn, args: CollArgs, scratch_bytes: usize },
+    Work(Work),
+}
+
+/// The cells of a call's signal, zeroed at the next sync if the call fails or is skipped. The
+/// host keeps the signal's window alive until then (see `Host`'s calls in flight).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SignalCells {
+    pub(crate) offset: usize,
+    pub(crate) bytes: usize,
+}
 
 /// One unit of work on one rank's queue.
 pub(crate) struct Task {
@@ -605,10 +737,14 @@ pub(crate) struct Task {
     /// The collective call's number on this rank (its fingerprint's), 0 for other work.
     pub(crate) seq: u64,
     /// The signal the task waits on, reset if the task fails or is skipped.
-    pub(crate) signal: Option<Arc<Allocation>>,
-    /// The work itself.
-    pub(crate) work: Work,
+    pub(crate) signal: Option<SignalCells>,
+    pub(crate) job: Job,
 }
+
+/// A counter on a cache line of its own: one thread writes it, others read it now and then.
+#[repr(align(128))]
+#[derive(Default)]
+pub(crate) struct Padded<T>(pub(crate) T);
 
 /// The device worker of one rank.
 pub(crate) struct RankState {
@@ -620,8 +756,8 @@ pub(crate) struct RankState {
 
 impl RankState {
     fn serve(mut self, queue: Receiver<Task>) {
+        let shared = Arc::clone(&self.shared);
         while let Some(task) = self.next_task(&queue) {
-            let shared = Arc::clone(&self.shared);
             self.run(task, &shared);
             // Everything the task held (its windows, its signal) is released by now, so a
             // sync that sees the queue drained also sees the memory freed.
@@ -645,24 +781,33 @@ impl RankState {
     }
 
     fn run(&mut self, task: Task, shared: &Shared) {
-        let Task { call, seq, signal, work } = task;
+        let Task { call, seq, signal, job } = task;
         if seq != 0 {
-            let record = CallRecord { seq, call: Arc::clone(&call) };
+            let record = CallRecord { seq, call: call.clone() };
             shared.progress[self.rank].lock().unwrap_or_else(|p| p.into_inner()).current = Some(record);
         }
         let error = if shared.aborted() {
             // A call already failed: this task would wait on a rank that stopped.
-            Some(Error::Aborted { rank: self.rank, call: call() })
+            Some(Error::Aborted { rank: self.rank, call: call.describe() })
         } else {
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(self))) {
+            let work = || match job {
+                Job::Kernel { kernel, args, scratch_bytes } => {
+                    self.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call, args.call)
+                }
+                Job::Work(work) => work(self),
+            };
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
                 Ok(Ok(())) => None,
                 Ok(Err(error)) => Some(error),
                 Err(panic) => {
-                    Some(Error::RankPanicked { rank: self.rank, call: call(), message: panic_message(panic.as_ref()) })
+                    let message = panic_message(panic.as_ref());
+                    Some(Error::RankPanicked { rank: self.rank, call: call.describe(), message })
                 }
             }
         };
         if seq != 0 {
+            shared.mark_past(self.rank, seq);
+            shared.past_seq[self.rank].0.store(seq, Ordering::Release);
             let mut progress = shared.progress[self.rank].lock().unwrap_or_else(|p| p.into_inner());
             let finished = progress.current.take();
             if error.is_none() {
@@ -728,10 +873,28 @@ impl RankState {
     /// only, never on success).
     fn failure(&self, status: i32, diag: &Diag, call: &Label, own_call: FingerprintWords) -> Error {
         let rank = self.rank;
-        let call = call();
+        let call = call.describe();
         let owner = |off: u64| self.shared.fabric.heap.owner_of(off as usize);
         match DeviceStatus::from_code(status) {
             Some(DeviceStatus::Aborted) => Error::Aborted { rank, call },
+            Some(DeviceStatus::Timeout) if self.shared.ll.contains(diag.cell_off) => {
+                // An LL wait: for a peer's message of this call (the inbox) or for a peer to be
+                // past the call that last used a slot (its `past` cell).
+                let peer = diag.index.max(0) as usize;
+                let inbox = diag.cell_off != self.shared.ll.offset as u64;
+                Error::Timeout {
+                    rank,
+                    call,
+                    signal: if inbox { "__ll_inbox" } else { "__ll_past" }.into(),
+                    cell: peer,
+                    cmp: if inbox { WaitCmp::Eq } else { WaitCmp::Ge },
+                    expected: diag.expected,
+                    observed: diag.observed,
+                    missing: Box::new([peer]),
+                    timeout_ms: self.shared.timeout.as_millis() as u64,
+                    ranks: self.shared.progress_report(),
+                }
+            }
             Some(DeviceStatus::Timeout) => {
                 let (start, signal) = owner(diag.cell_off).unwrap_or((0, "<freed window>".into()));
                 let cmp = if diag.cmp == WaitCmp::Eq as i32 { WaitCmp::Eq } else { WaitCmp::Ge };

@@ -5,7 +5,7 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
@@ -136,7 +136,10 @@ impl AbiLayout {
         ("pld_coll_args", "recv_counts_off"),
         ("pld_coll_args", "max_rows"),
         ("pld_coll_args", "root"),
+        ("pld_coll_args", "flags"),
         ("pld_coll_args", "board_off"),
         ("pld_coll_args", "call"),
+        ("pld_coll_args", "ll_off"),
+        ("pld_coll_args", "ll_stride"),
     ];
 }

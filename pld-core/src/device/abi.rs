@@ -80,9 +80,18 @@ pub(crate) struct CollArgs {
     pub recv_counts_off: u64,
     pub max_rows: i64,
     pub root: i32,
-    pub _pad: i32,
+    /// [`CollArgs::CHECK_CALLS`] or 0.
+    pub flags: i32,
     pub board_off: u64,
     pub call: FingerprintWords,
+    /// The LL message area; `ll_stride` 0: none.
+    pub ll_off: u64,
+    pub ll_stride: u64,
+}
+
+impl CollArgs {
+    /// `PLD_CHECK_CALLS`: publish and compare fingerprints.
+    pub const CHECK_CALLS: i32 = 1;
 }
 
 /// `pld_kernel_fn`.
@@ -141,8 +150,11 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_coll_args", "recv_counts_off") => offset_of!(CollArgs, recv_counts_off),
                 ("pld_coll_args", "max_rows") => offset_of!(CollArgs, max_rows),
                 ("pld_coll_args", "root") => offset_of!(CollArgs, root),
+                ("pld_coll_args", "flags") => offset_of!(CollArgs, flags),
                 ("pld_coll_args", "board_off") => offset_of!(CollArgs, board_off),
                 ("pld_coll_args", "call") => offset_of!(CollArgs, call),
+                ("pld_coll_args", "ll_off") => offset_of!(CollArgs, ll_off),
+                ("pld_coll_args", "ll_stride") => offset_of!(CollArgs, ll_stride),
                 other => {
                     unreachable!("AbiLayout::FIELDS names {other:?}, which has no Rust mirror")
                 }
