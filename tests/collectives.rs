@@ -367,3 +367,44 @@ fn a_loop_of_calls_does_not_grow_memory() {
     host.sync().unwrap();
     assert_eq!(world.live_window_bytes(), before, "per-call signals must be freed");
 }
+
+/// Hosts of one rank each (`World::spmd`, as under MPI) run their calls themselves when the rank
+/// is idle, or queue them: the same results either way, for LL messages (reused slots over many
+/// calls), one-shot, two-shot and ring, with other collectives in between.
+#[test]
+fn per_rank_hosts_get_the_same_results_inline_or_queued() {
+    for inline in [true, false] {
+        for nranks in [2, 3, 4] {
+            let world = World::builder(nranks).inline(inline).local().unwrap();
+            let results = world
+                .spmd(|host| {
+                    let r = host.rank().expect("a host of one rank");
+                    let ctx = format!("{nranks} ranks, inline {inline}, rank {r}");
+                    let op = ReduceOp::Sum;
+                    for (count, mode) in [
+                        (5, AllReduceMode::Mesh),
+                        (3000, AllReduceMode::Mesh),
+                        (20_000, AllReduceMode::Mesh),
+                        (7, AllReduceMode::Ring),
+                    ] {
+                        let data = host.window::<f32>("data", [count])?;
+                        // More calls than LL slots, a barrier between some of them.
+                        for k in 0..20 {
+                            host.write(&data, r, &inputs::<f32>(op, r, k, count))?;
+                            host.all_reduce(&data, AllReduce::mesh().mode(mode).op(op))?;
+                            if k % 3 == 0 {
+                                host.barrier(Opts::new())?;
+                            }
+                            let what = format!("{ctx}, {mode:?} x{count}, call {k}");
+                            assert_same(&host.read(&data, r)?, &reduced::<f32>(op, nranks, k, count), &what);
+                        }
+                    }
+                    host.sync()
+                })
+                .unwrap();
+            for result in results {
+                result.unwrap();
+            }
+        }
+    }
+}

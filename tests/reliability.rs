@@ -63,8 +63,13 @@ fn a_different_op_on_one_rank_is_an_error_on_every_rank_naming_both_sides() {
 #[test]
 fn every_kind_of_disagreement_is_caught() {
     type Call = fn(&pld::Host<'_>, bool) -> pld::Result<()>;
-    let cases: [(&str, Call); 6] = [
+    let cases: [(&str, Call); 7] = [
         ("count", |h, odd| h.all_reduce(&h.window::<f32>("d", [if odd { 8 } else { 9 }])?, AllReduce::mesh())),
+        // One side small enough for LL messages, the other two-shot: different protocols, and
+        // still a mismatch report rather than a timeout.
+        ("count and algorithm", |h, odd| {
+            h.all_reduce(&h.window::<f32>("d", [if odd { 8 } else { 1 << 16 }])?, AllReduce::mesh())
+        }),
         ("dtype", |h, odd| {
             if odd {
                 h.all_reduce(&h.window::<f32>("d", [8])?, AllReduce::mesh())

@@ -60,6 +60,11 @@ struct Args {
     /// all_reduce mode.
     #[arg(long, default_value = "mesh")]
     mode: String,
+    /// `per-rank`: every rank has a host thread of its own calling the collectives
+    /// (`World::spmd`, as MPI runs a process per rank; a host then runs its rank's calls
+    /// itself); `one`: one host thread drives every rank through their device workers.
+    #[arg(long, default_value = "per-rank")]
+    hosts: String,
     /// Reduce op.
     #[arg(long, default_value = "sum")]
     op: String,
@@ -157,6 +162,11 @@ fn main() -> Result<()> {
         dtype,
         seconds: args.time,
         check_calls: true,
+        host_per_rank: match args.hosts.as_str() {
+            "per-rank" => true,
+            "one" => false,
+            other => bail!("unknown --hosts `{other}` (`per-rank` or `one`)"),
+        },
     };
     // Under mpirun each process measures its own rank of the job; rank 0 reports for it.
     let measured = measure::sweep(&config, &sizes)?;

@@ -21,6 +21,9 @@ pub struct Config {
     pub seconds: f64,
     /// Whether calls compare fingerprints (off only for `--baseline unchecked`).
     pub check_calls: bool,
+    /// Whether every rank has a host thread of its own (`World::spmd`, the way MPI runs one
+    /// process per rank) rather than one host driving every rank.
+    pub host_per_rank: bool,
 }
 
 /// One size's result.
@@ -78,8 +81,27 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> 
     let max = sizes.iter().map(|&b| shape(config.coll, b, n, elem).0).max().unwrap_or(1).max(1);
     // Two windows at the largest size, the counts and signals, and room for alignment.
     let world = world(n, config.check_calls, 2 * n * max * elem + (1 << 20))?;
-    let n = world.nranks();
+    let (n, launcher) = (world.nranks(), world.launcher());
+    if config.host_per_rank && !pld::World::launched_by_mpi() {
+        // Every rank's thread runs the sweep; rank 0 reports, with every rank's wrong elements.
+        let mut ranks = world.spmd(|host| sweep_on::<T>(config, sizes, host, max))?.into_iter();
+        let mut rows = ranks.next().expect("rank 0 ran")?;
+        for other in ranks {
+            for (row, theirs) in rows.iter_mut().zip(other?) {
+                row.wrong += theirs.wrong;
+            }
+        }
+        return Ok(Sweep { rows, rank: 0, nranks: n, launcher });
+    }
     let host = world.host()?;
+    let rows = sweep_on::<T>(config, sizes, &host, max)?;
+    Ok(Sweep { rows, rank: host.ranks().start, nranks: n, launcher })
+}
+
+/// The sweep on `host`'s ranks (`max`: the largest element count of any size).
+fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max: usize) -> pld::Result<Vec<Row>> {
+    let n = host.nranks();
+    let elem = config.dtype.size();
     // Windows at the largest size, allocated (and faulted in) once; each size views a prefix.
     let a = host.alloc("a", n * max * elem)?;
     let b = host.alloc("b", n * max * elem)?;
@@ -126,15 +148,15 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> 
                 Collective::Barrier => host.barrier(opts),
             }
         };
-        let time = time_per_call(&host, &call, config.seconds)?;
-        let wrong = check::<T>(config, &host, &wa, &wb, count, &call)?;
+        let time = time_per_call(host, &call, config.seconds)?;
+        let wrong = check::<T>(config, host, &wa, &wb, count, &call)?;
         let time_us = time.as_secs_f64() * 1e6;
         let algbw = if time_us > 0.0 { bytes as f64 / time_us / 1e3 } else { 0.0 };
         rows.push(Row { bytes, count, time_us, algbw, busbw: algbw * crate::bus_factor(config.coll, n), wrong });
         progress.inc(1);
     }
     progress.finish_and_clear();
-    Ok(Sweep { rows, rank: host.ranks().start, nranks: n, launcher: world.launcher() })
+    Ok(rows)
 }
 
 /// The world to measure: this process's rank of the MPI job under `mpirun` (feature `mpi`),
@@ -152,8 +174,8 @@ fn world(n: usize, check_calls: bool, window_bytes: usize) -> pld::Result<pld::W
 }
 
 /// Average time of one call: calls are queued back to back and synchronised once per batch.
-fn time_per_call(host: &Host<'_>, call: &dyn Fn() -> pld::Result<()>, seconds: f64) -> Result<Duration> {
-    let run = |iters: usize| -> Result<Duration> {
+fn time_per_call(host: &Host<'_>, call: &dyn Fn() -> pld::Result<()>, seconds: f64) -> pld::Result<Duration> {
+    let run = |iters: usize| -> pld::Result<Duration> {
         host.sync()?;
         let start = Instant::now();
         let mut left = iters;
@@ -168,7 +190,7 @@ fn time_per_call(host: &Host<'_>, call: &dyn Fn() -> pld::Result<()>, seconds: f
     };
     // Under MPI every process times its own rank; each decision is taken on the slowest rank's
     // time (an all_reduce max), or the processes would make different numbers of calls.
-    let slowest = |elapsed: Duration| -> Result<Duration> {
+    let slowest = |elapsed: Duration| -> pld::Result<Duration> {
         let nanos = host.window::<u64>("elapsed_ns", [1])?;
         for r in host.ranks() {
             host.write(&nanos, r, &[elapsed.as_nanos() as u64])?;
@@ -196,7 +218,7 @@ fn check<T: BenchElem>(
     b: &Window<'_, T>,
     count: usize,
     call: &dyn Fn() -> pld::Result<()>,
-) -> Result<usize> {
+) -> pld::Result<usize> {
     let n = config.nranks;
     let (op, k) = (config.op, 7);
     let mut wrong = 0;

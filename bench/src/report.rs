@@ -16,13 +16,14 @@ fn baseline_for(baseline: Option<&Baseline>, bytes: usize) -> Option<&BaselineRo
 pub fn print(config: &Config, rows: &[Row], baseline: Option<&Baseline>) {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "# pld-bench {}  nranks={}  dtype={}  op={}  mode={}  launcher={}  ({cpus} cpus)",
+        "# pld-bench {}  nranks={}  dtype={}  op={}  mode={}  launcher={}  hosts={}  ({cpus} cpus)",
         config.coll.name(),
         config.nranks,
         config.dtype,
         config.op,
         config.mode.name(),
-        config.launcher
+        config.launcher,
+        if config.host_per_rank || config.launcher != "local" { "per-rank" } else { "one" }
     );
     let mut header = format!(
         "# {:>10} {:>10} {:>5} {:>10} {:>9} {:>9} {:>6}",

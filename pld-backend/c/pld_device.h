@@ -531,7 +531,7 @@ static inline int32_t pld_ll_send(pld_ctx *c, const pld_coll_args *a, const void
         for (int k = 0; k < 3; ++k) __atomic_store_n(&header->what[k], a->call.what[k], __ATOMIC_RELAXED);
         /* Release of the data and the words above; sequentially consistent for the Dekker
          * pairing with a reader going to sleep on the call number's low half. */
-        __atomic_store_n(&header->seq, seq, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&header->seq, seq, __ATOMIC_RELEASE);
         *sent = seq;
         if (__atomic_load_n(&c->sleepers[p], __ATOMIC_SEQ_CST) > 0)
             c->ops->wake(c->ops->data, p, (const int32_t *)&header->seq);

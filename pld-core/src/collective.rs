@@ -16,15 +16,15 @@ use crate::world::{Job, Label, SignalCells, Task};
 use crate::{Error, Host, Result, Window};
 
 /// Options every collective shares: the signal to use and the rank count the caller expects.
-#[derive(Clone, Default)]
-pub struct Common {
+#[derive(Clone, Copy, Default)]
+pub struct Common<'a> {
     nranks: Option<usize>,
-    signal: Option<Operand>,
+    signal: Option<Operand<'a>>,
 }
 
 macro_rules! common_setters {
     ($ty:ident) => {
-        impl $ty {
+        impl<'a> $ty<'a> {
             /// Declares the rank count this call is written for; checked against the world.
             pub fn nranks(mut self, nranks: usize) -> Self {
                 self.common.nranks = Some(nranks);
@@ -32,7 +32,7 @@ macro_rules! common_setters {
             }
 
             /// Uses `signal` (i32, one cell per rank) instead of allocating one for the call.
-            pub fn signal<T: Element>(mut self, signal: &Window<'_, T>) -> Self {
+            pub fn signal<T: Element>(mut self, signal: &'a Window<'_, T>) -> Self {
                 self.common.signal = Some(signal.operand());
                 self
             }
@@ -42,31 +42,31 @@ macro_rules! common_setters {
 
 /// Options of [`Host::all_reduce`]: `AllReduce::ring().op(ReduceOp::Max)`.
 #[derive(Clone, Default)]
-pub struct AllReduce {
+pub struct AllReduce<'a> {
     mode: AllReduceMode,
     op: ReduceOp,
-    common: Common,
+    common: Common<'a>,
 }
 
-impl AllReduce {
+impl<'a> AllReduce<'a> {
     /// Mesh (one-shot) mode with `op = sum`: the default.
-    pub fn mesh() -> AllReduce {
+    pub fn mesh() -> AllReduce<'a> {
         AllReduce::default()
     }
 
     /// Ring mode with `op = sum`.
-    pub fn ring() -> AllReduce {
+    pub fn ring() -> AllReduce<'a> {
         AllReduce { mode: AllReduceMode::Ring, ..AllReduce::default() }
     }
 
     /// Sets the mode.
-    pub fn mode(mut self, mode: AllReduceMode) -> AllReduce {
+    pub fn mode(mut self, mode: AllReduceMode) -> AllReduce<'a> {
         self.mode = mode;
         self
     }
 
     /// Sets the reduce op.
-    pub fn op(mut self, op: ReduceOp) -> AllReduce {
+    pub fn op(mut self, op: ReduceOp) -> AllReduce<'a> {
         self.op = op;
         self
     }
@@ -75,19 +75,19 @@ common_setters!(AllReduce);
 
 /// Options of [`Host::reduce_scatter`].
 #[derive(Clone, Default)]
-pub struct ReduceScatter {
+pub struct ReduceScatter<'a> {
     op: ReduceOp,
-    common: Common,
+    common: Common<'a>,
 }
 
-impl ReduceScatter {
+impl<'a> ReduceScatter<'a> {
     /// `op = sum`.
-    pub fn new() -> ReduceScatter {
+    pub fn new() -> ReduceScatter<'a> {
         ReduceScatter::default()
     }
 
     /// Sets the reduce op.
-    pub fn op(mut self, op: ReduceOp) -> ReduceScatter {
+    pub fn op(mut self, op: ReduceOp) -> ReduceScatter<'a> {
         self.op = op;
         self
     }
@@ -96,14 +96,14 @@ common_setters!(ReduceScatter);
 
 /// Options of [`Host::broadcast`]; the root is required.
 #[derive(Clone)]
-pub struct Broadcast {
+pub struct Broadcast<'a> {
     root: i64,
-    common: Common,
+    common: Common<'a>,
 }
 
-impl Broadcast {
+impl<'a> Broadcast<'a> {
     /// Broadcast from `root`.
-    pub fn root(root: i64) -> Broadcast {
+    pub fn root(root: i64) -> Broadcast<'a> {
         Broadcast { root, common: Common::default() }
     }
 }
@@ -112,13 +112,13 @@ common_setters!(Broadcast);
 /// Options of the collectives that take nothing but the shared ones: [`Host::all_gather`],
 /// [`Host::all_to_all`], [`Host::all_to_all_v`], [`Host::barrier`].
 #[derive(Clone, Default)]
-pub struct Opts {
-    common: Common,
+pub struct Opts<'a> {
+    common: Common<'a>,
 }
 
-impl Opts {
+impl<'a> Opts<'a> {
     /// No options: a signal is allocated for the call, the world's rank count is used.
-    pub fn new() -> Opts {
+    pub fn new() -> Opts<'a> {
         Opts::default()
     }
 }
@@ -153,22 +153,37 @@ impl std::fmt::Display for CallWhat {
 }
 
 /// A checked collective call, ready to be queued on every rank.
-struct Plan {
+struct Plan<'p, 'a> {
     call: Label,
-    operands: Vec<(&'static str, Operand)>,
-    signal: Arc<Allocation>,
+    operands: &'p [(&'static str, Operand<'a>)],
+    signal: PlanSignal<'a>,
+}
+
+/// The signal of a call: the caller's, or one allocated for the call.
+enum PlanSignal<'a> {
+    Given(&'a Arc<Allocation>),
+    Own(Arc<Allocation>),
+}
+
+impl PlanSignal<'_> {
+    fn alloc(&self) -> &Arc<Allocation> {
+        match self {
+            PlanSignal::Given(alloc) => alloc,
+            PlanSignal::Own(alloc) => alloc,
+        }
+    }
 }
 
 impl Host<'_> {
     /// Checks the shared options and the operands, resolving the signal.
-    fn plan(
+    fn plan<'p, 'a>(
         &self,
         collective: Collective,
         what: CallWhat,
         location: &'static Location<'static>,
-        common: Common,
-        operands: Vec<(&'static str, Operand)>,
-    ) -> Result<Plan> {
+        common: Common<'a>,
+        operands: &'p [(&'static str, Operand<'a>)],
+    ) -> Result<Plan<'p, 'a>> {
         // Described lazily: formatting a label per call would cost more than a small collective.
         let label = Label::Call(what, location);
         let call = || label.describe();
@@ -179,18 +194,16 @@ impl Host<'_> {
             return Err(Error::NranksMismatch { call: call(), declared, world: nranks });
         }
         let own = self.world().shared();
-        let mut all: Vec<(&'static str, &Operand)> = operands.iter().map(|(r, o)| (*r, o)).collect();
-        if let Some(signal) = &common.signal {
-            all.push(("signal", signal));
-        }
-        for (role, operand) in &all {
+        // Every window of the call, the signal included (no allocation: this runs per call).
+        let all = || operands.iter().copied().chain(common.signal.map(|s| ("signal", s)));
+        for (role, operand) in all() {
             if !Arc::ptr_eq(operand.alloc.shared(), own) {
                 return Err(foreign_window(call(), role, operand.name()));
             }
         }
-        for (i, (first, a)) in all.iter().enumerate() {
-            for (second, b) in &all[i + 1..] {
-                if Arc::ptr_eq(&a.alloc, &b.alloc) {
+        for (i, (first, a)) in all().enumerate() {
+            for (second, b) in all().skip(i + 1) {
+                if Arc::ptr_eq(a.alloc, b.alloc) {
                     return Err(Error::AliasedWindows { call: call(), buffer: a.name().to_owned(), first, second });
                 }
             }
@@ -207,9 +220,9 @@ impl Host<'_> {
                         found: signal.describe(),
                     });
                 }
-                signal.alloc
+                PlanSignal::Given(signal.alloc)
             }
-            None => self.call_signal(collective)?,
+            None => PlanSignal::Own(self.call_signal(collective)?),
         };
         Ok(Plan { call: label, operands, signal })
     }
@@ -218,7 +231,7 @@ impl Host<'_> {
     /// (`dtype` and `count`: the element type and count of the main operand).
     fn dispatch(
         &self,
-        plan: Plan,
+        plan: Plan<'_, '_>,
         variant: KernelVariant,
         mut args: CollArgs,
         scratch_bytes: usize,
@@ -226,7 +239,8 @@ impl Host<'_> {
     ) -> Result<()> {
         let kernel = builtins()?.kernel(variant);
         let shared = self.world().shared();
-        args.signal_off = plan.signal.offset() as u64;
+        let signal_alloc = plan.signal.alloc();
+        args.signal_off = signal_alloc.offset() as u64;
         args.board_off = shared.board_off as u64;
         args.flags = if shared.check_calls { CollArgs::CHECK_CALLS } else { 0 };
         (args.ll_off, args.ll_stride) = (shared.ll.offset as u64, shared.ll.stride as u64);
@@ -240,29 +254,35 @@ impl Host<'_> {
         };
         // The windows stay alive until every rank is past the call: the host holds them, so
         // queueing and running the call touch no shared reference count.
-        let signal = SignalCells { offset: plan.signal.offset(), bytes: plan.signal.bytes() };
-        let mut last_seq = 0;
+        let signal = SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() };
+        let (mut last_seq, mut queued) = (0, false);
         for rank in self.ranks() {
-            fingerprint.seq = shared.call_seq[rank].fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            fingerprint.seq = shared.call_seq[rank].0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             last_seq = last_seq.max(fingerprint.seq);
             args.call = fingerprint.words();
-            self.enqueue(
-                rank,
-                Task {
-                    call: plan.call.clone(),
-                    seq: fingerprint.seq,
-                    signal: Some(signal),
-                    job: Job::Kernel { kernel, args, scratch_bytes },
-                },
-            );
+            let task = Task {
+                call: plan.call.clone(),
+                seq: fingerprint.seq,
+                signal: Some(signal),
+                job: Job::Kernel { kernel, args, scratch_bytes },
+            };
+            queued |= !self.enqueue(rank, task);
         }
-        let windows = plan.operands.into_iter().map(|(_, operand)| operand.alloc).chain([plan.signal]);
-        self.hold_in_flight(last_seq, windows);
+        if queued {
+            let windows = plan.operands.iter().map(|(_, operand)| Arc::clone(operand.alloc));
+            self.hold_in_flight(last_seq, windows.chain([Arc::clone(signal_alloc)]));
+        }
         Ok(())
     }
 
-    fn bad(call: &Label, role: &'static str, operand: &Operand, expected: String) -> Error {
-        Error::BadOperand { call: call.describe(), role, buffer: operand.name().to_owned(), expected, found: operand.describe() }
+    fn bad(call: &Label, role: &'static str, operand: &Operand<'_>, expected: String) -> Error {
+        Error::BadOperand {
+            call: call.describe(),
+            role,
+            buffer: operand.name().to_owned(),
+            expected,
+            found: operand.describe(),
+        }
     }
 
     /// Every rank's `target` becomes the `op`-reduction of all ranks' `target`, in place.
@@ -270,15 +290,10 @@ impl Host<'_> {
     /// Mesh mode reduces in rank order on every rank (identical bits everywhere); ring mode takes
     /// any element count, including fewer elements than ranks.
     #[track_caller]
-    pub fn all_reduce<T: Element>(&self, target: &Window<'_, T>, opts: AllReduce) -> Result<()> {
+    pub fn all_reduce<T: Element>(&self, target: &Window<'_, T>, opts: AllReduce<'_>) -> Result<()> {
         let call = CallWhat::AllReduce { mode: opts.mode, op: opts.op, dtype: T::DTYPE };
-        let plan = self.plan(
-            Collective::AllReduce,
-            call,
-            Location::caller(),
-            opts.common,
-            vec![("target", target.operand())],
-        )?;
+        let operands = [("target", target.operand())];
+        let plan = self.plan(Collective::AllReduce, call, Location::caller(), opts.common, &operands)?;
         // Mesh mode picks one-shot or two-shot by size (same reduction order, same bits).
         let (kind, scratch) = match opts.mode {
             AllReduceMode::Mesh if target.bytes() >= self.world().two_shot_bytes() => {
@@ -300,15 +315,10 @@ impl Host<'_> {
     /// `target` is `[nranks, n]` on every rank; row `r` of rank `r` becomes the reduction of row
     /// `r` over all ranks (other rows are left as they were).
     #[track_caller]
-    pub fn reduce_scatter<T: Element>(&self, target: &Window<'_, T>, opts: ReduceScatter) -> Result<()> {
+    pub fn reduce_scatter<T: Element>(&self, target: &Window<'_, T>, opts: ReduceScatter<'_>) -> Result<()> {
         let call = CallWhat::ReduceScatter { op: opts.op, dtype: T::DTYPE };
-        let plan = self.plan(
-            Collective::ReduceScatter,
-            call,
-            Location::caller(),
-            opts.common,
-            vec![("target", target.operand())],
-        )?;
+        let operands = [("target", target.operand())];
+        let plan = self.plan(Collective::ReduceScatter, call, Location::caller(), opts.common, &operands)?;
         let n = self.nranks();
         if !target.len().is_multiple_of(n) {
             return Err(Self::bad(&plan.call, "target", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
@@ -321,16 +331,11 @@ impl Host<'_> {
 
     /// Every rank's `target` becomes the root's.
     #[track_caller]
-    pub fn broadcast<T: Element>(&self, target: &Window<'_, T>, opts: Broadcast) -> Result<()> {
+    pub fn broadcast<T: Element>(&self, target: &Window<'_, T>, opts: Broadcast<'_>) -> Result<()> {
         let call = CallWhat::Broadcast { root: opts.root, dtype: T::DTYPE };
         let root = opts.root;
-        let plan = self.plan(
-            Collective::Broadcast,
-            call,
-            Location::caller(),
-            opts.common,
-            vec![("target", target.operand())],
-        )?;
+        let operands = [("target", target.operand())];
+        let plan = self.plan(Collective::Broadcast, call, Location::caller(), opts.common, &operands)?;
         if root < 0 || root >= self.nranks() as i64 {
             return Err(Error::RootOutOfRange { call: plan.call.describe(), root, nranks: self.nranks() });
         }
@@ -351,15 +356,10 @@ impl Host<'_> {
 
     /// Row `p` of every rank's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`).
     #[track_caller]
-    pub fn all_gather<T: Element>(&self, local: &Window<'_, T>, target: &Window<'_, T>, opts: Opts) -> Result<()> {
+    pub fn all_gather<T: Element>(&self, local: &Window<'_, T>, target: &Window<'_, T>, opts: Opts<'_>) -> Result<()> {
         let call = CallWhat::AllGather { dtype: T::DTYPE };
-        let plan = self.plan(
-            Collective::AllGather,
-            call,
-            Location::caller(),
-            opts.common,
-            vec![("local", local.operand()), ("target", target.operand())],
-        )?;
+        let operands = [("local", local.operand()), ("target", target.operand())];
+        let plan = self.plan(Collective::AllGather, call, Location::caller(), opts.common, &operands)?;
         let n = self.nranks();
         if target.len() != n * local.len() {
             let expected =
@@ -383,15 +383,10 @@ impl Host<'_> {
 
     /// Row `p` of rank `r`'s `target` becomes row `r` of rank `p`'s `input`; both `[nranks, n]`.
     #[track_caller]
-    pub fn all_to_all<T: Element>(&self, input: &Window<'_, T>, target: &Window<'_, T>, opts: Opts) -> Result<()> {
+    pub fn all_to_all<T: Element>(&self, input: &Window<'_, T>, target: &Window<'_, T>, opts: Opts<'_>) -> Result<()> {
         let call = CallWhat::AllToAll { dtype: T::DTYPE };
-        let plan = self.plan(
-            Collective::AllToAll,
-            call,
-            Location::caller(),
-            opts.common,
-            vec![("input", input.operand()), ("target", target.operand())],
-        )?;
+        let operands = [("input", input.operand()), ("target", target.operand())];
+        let plan = self.plan(Collective::AllToAll, call, Location::caller(), opts.common, &operands)?;
         let n = self.nranks();
         if !input.len().is_multiple_of(n) {
             return Err(Self::bad(&plan.call, "input", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
@@ -430,21 +425,16 @@ impl Host<'_> {
         target: &Window<'_, T>,
         send_counts: &Window<'_, i32>,
         recv_counts: &Window<'_, i32>,
-        opts: Opts,
+        opts: Opts<'_>,
     ) -> Result<()> {
         let call = CallWhat::AllToAllV { dtype: T::DTYPE };
-        let plan = self.plan(
-            Collective::AllToAllV,
-            call,
-            Location::caller(),
-            opts.common,
-            vec![
-                ("input", input.operand()),
-                ("target", target.operand()),
-                ("send_counts", send_counts.operand()),
-                ("recv_counts", recv_counts.operand()),
-            ],
-        )?;
+        let operands = [
+            ("input", input.operand()),
+            ("target", target.operand()),
+            ("send_counts", send_counts.operand()),
+            ("recv_counts", recv_counts.operand()),
+        ];
+        let plan = self.plan(Collective::AllToAllV, call, Location::caller(), opts.common, &operands)?;
         let n = self.nranks();
         let rows = input.shape().dims().first().copied().unwrap_or(0);
         if input.shape().dims().len() < 2 || rows % n != 0 {
@@ -493,9 +483,8 @@ impl Host<'_> {
 
     /// No rank passes until every rank has arrived.
     #[track_caller]
-    pub fn barrier(&self, opts: Opts) -> Result<()> {
-        let plan =
-            self.plan(Collective::Barrier, CallWhat::Barrier, Location::caller(), opts.common, Vec::new())?;
+    pub fn barrier(&self, opts: Opts<'_>) -> Result<()> {
+        let plan = self.plan(Collective::Barrier, CallWhat::Barrier, Location::caller(), opts.common, &[])?;
         self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0))
     }
 }

@@ -13,7 +13,7 @@ use pld_model::{Collective, Element};
 
 use crate::device::Kernel;
 use crate::window::{Allocation, Buffer, Shape};
-use crate::world::{Job, Task, label};
+use crate::world::{Job, RankState, Task, label};
 use crate::{Error, Result, Window, World};
 
 /// The host scope of a [`World`], opened by [`World::host`] (driving every rank) or given to
@@ -33,6 +33,8 @@ pub struct Host<'w> {
     /// released once every rank of this host is past it.
     in_flight: RefCell<VecDeque<(u64, Arc<Allocation>)>>,
     auto_names: Cell<usize>,
+    /// The device state this host runs its rank's calls with when it runs them itself.
+    inline: RefCell<Option<RankState>>,
     _single_thread: PhantomData<*const ()>,
 }
 
@@ -94,6 +96,7 @@ impl<'w> Host<'w> {
             owned: RefCell::new(Vec::new()),
             in_flight: RefCell::new(VecDeque::new()),
             auto_names: Cell::new(0),
+            inline: RefCell::new(None),
             _single_thread: PhantomData,
         }
     }
@@ -193,7 +196,7 @@ impl<'w> Host<'w> {
         let bytes: Vec<u8> = bytemuck::cast_slice(data).to_vec();
         let offset = window.offset();
         let call = label(format!("write of `{}` on rank {rank}", window.name()));
-        self.world.enqueue(
+        self.enqueue(
             rank,
             Task {
                 call,
@@ -283,7 +286,7 @@ impl<'w> Host<'w> {
         let label = call.clone();
         // The host pointers in `words` stay valid: copies travel with the task, and a writable
         // host tensor is borrowed until the blocking wait below returns.
-        self.world.enqueue(
+        self.enqueue(
             device,
             Task {
                 call,
@@ -298,8 +301,18 @@ impl<'w> Host<'w> {
         if blocking { self.sync() } else { Ok(()) }
     }
 
-    pub(crate) fn enqueue(&self, rank: usize, task: Task) {
+    /// Queues `task` on `rank`, or runs it right here when this host drives that rank alone
+    /// and nothing is queued on it (see [`WorldBuilder::inline`](crate::WorldBuilder::inline)).
+    /// Returns whether it ran here (then nothing it touches needs to outlive the call).
+    pub(crate) fn enqueue(&self, rank: usize, task: Task) -> bool {
+        let shared = self.world.shared();
+        if shared.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1) {
+            let mut state = self.inline.borrow_mut();
+            state.get_or_insert_with(|| RankState::new(rank, shared)).run_inline(task, shared);
+            return true;
+        }
         self.world.enqueue(rank, task);
+        false
     }
 
     /// Holds `windows` until every rank of this host is past collective call `seq`; now and
@@ -308,7 +321,7 @@ impl<'w> Host<'w> {
     pub(crate) fn hold_in_flight(&self, seq: u64, windows: impl IntoIterator<Item = Arc<Allocation>>) {
         let mut in_flight = self.in_flight.borrow_mut();
         in_flight.extend(windows.into_iter().map(|w| (seq, w)));
-        if in_flight.len() < 4096 || seq % 256 != 0 {
+        if in_flight.len() < 4096 || !seq.is_multiple_of(256) {
             return;
         }
         let shared = self.world.shared();

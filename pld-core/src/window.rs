@@ -201,20 +201,22 @@ impl<'h, T: Element> Window<'h, T> {
         Arc::ptr_eq(self.alloc.shared(), shared)
     }
 
-    pub(crate) fn operand(&self) -> Operand {
-        Operand { alloc: Arc::clone(&self.alloc), dtype: T::DTYPE, shape: self.shape.clone() }
+    pub(crate) fn operand(&self) -> Operand<'_> {
+        Operand { alloc: &self.alloc, dtype: T::DTYPE, shape: &self.shape }
     }
 }
 
-/// A window with its type erased: what a collective checks at run time.
-#[derive(Clone)]
-pub(crate) struct Operand {
-    pub(crate) alloc: Arc<Allocation>,
+/// A window with its type erased, borrowed: what a collective checks at run time (borrowing
+/// keeps a call from touching the window's reference count, which the ranks of `World::spmd`
+/// share).
+#[derive(Clone, Copy)]
+pub(crate) struct Operand<'a> {
+    pub(crate) alloc: &'a Arc<Allocation>,
     pub(crate) dtype: DType,
-    pub(crate) shape: Shape,
+    pub(crate) shape: &'a Shape,
 }
 
-impl Operand {
+impl Operand<'_> {
     pub(crate) fn name(&self) -> &str {
         self.alloc.name()
     }

@@ -74,13 +74,22 @@ pub struct WorldBuilder {
     window_bytes: Option<usize>,
     two_shot_bytes: Option<usize>,
     ll_bytes: Option<usize>,
+    inline: Option<bool>,
     check_calls: bool,
 }
 
 impl WorldBuilder {
     /// A world of `nranks` ranks.
     pub fn new(nranks: usize) -> WorldBuilder {
-        WorldBuilder { nranks, timeout: None, window_bytes: None, two_shot_bytes: None, ll_bytes: None, check_calls: true }
+        WorldBuilder {
+            nranks,
+            timeout: None,
+            window_bytes: None,
+            two_shot_bytes: None,
+            ll_bytes: None,
+            inline: None,
+            check_calls: true,
+        }
     }
 
     /// Whether collectives compare their fingerprints across ranks before moving data (default
@@ -108,6 +117,15 @@ impl WorldBuilder {
     /// none.
     pub fn two_shot_bytes(mut self, bytes: usize) -> WorldBuilder {
         self.two_shot_bytes = Some(bytes);
+        self
+    }
+
+    /// Whether a host that drives one rank ([`World::spmd`], each process under MPI) runs a
+    /// call itself when its rank has nothing queued, instead of handing it to the rank's worker
+    /// (default on, or `PLD_INLINE=0`): a hand-off between threads costs more than a small
+    /// collective. Calls still return as soon as they are queued otherwise.
+    pub fn inline(mut self, inline: bool) -> WorldBuilder {
+        self.inline = Some(inline);
         self
     }
 
@@ -174,6 +192,15 @@ impl WorldBuilder {
             _ => LlArea::default(),
         };
         let board_bytes = fabric.heap.live_bytes();
+        let inline = self.inline.unwrap_or_else(|| env_number("PLD_INLINE") != Some(0));
+        // Threads of one process's ranks are pinned one per core when each can have its own
+        // (under mpirun the launcher binds processes already).
+        let allowed = allowed_cpus();
+        let pin_cpus = if fabric.launcher == "local" && nranks <= allowed.len() && env_number("PLD_PIN") != Some(0) {
+            allowed
+        } else {
+            Vec::new()
+        };
         let cpus = node_cpus();
         // Ranks that outnumber cores must hand their core over quickly: a pure spin collapses
         // by orders of magnitude there. Otherwise spinning a while beats a futex round trip.
@@ -204,15 +231,17 @@ impl WorldBuilder {
             board_off,
             board_bytes,
             ll,
+            inline,
+            pin_cpus,
             check_calls: self.check_calls,
-            call_seq: (0..nranks).map(|_| AtomicU64::new(0)).collect(),
-            progress: (0..nranks).map(|_| Mutex::new(Progress::default())).collect(),
+            call_seq: (0..nranks).map(|_| Padded::default()).collect(),
+            progress: (0..nranks).map(|_| Padded(Mutex::new(Progress::default()))).collect(),
         });
         let mut queues: Vec<Option<Sender<Task>>> = (0..nranks).map(|_| None).collect();
         let mut workers = Vec::with_capacity(local.len());
         for rank in local {
             let (tx, rx) = channel();
-            let state = RankState { rank, shared: Arc::clone(&shared), scratch: Vec::new() };
+            let state = RankState::new(rank, &shared);
             let worker = std::thread::Builder::new()
                 .name(format!("pld-rank-{rank}"))
                 .spawn(move || state.serve(rx))
@@ -287,6 +316,24 @@ fn node_cpus() -> usize {
             .sum::<usize>()
     });
     online.unwrap_or(own).max(own)
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    use rustix::thread::{CpuSet, sched_getaffinity};
+    sched_getaffinity(None).map_or_else(|_| Vec::new(), |set| (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
+}
+
+/// Pins the calling thread to the CPU of `rank` among `cpus`, as mpirun binds one process per
+/// core: two ranks' threads never share a core while another stands idle, and a rank's caches
+/// stay warm. Best effort (a failure leaves the thread where it was).
+fn pin_thread(rank: usize, cpus: &[usize]) {
+    if cpus.is_empty() {
+        return;
+    }
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpus[rank % cpus.len()]);
+    let _ = rustix::thread::sched_setaffinity(None, &set);
 }
 
 fn env_number(name: &str) -> Option<u64> {
@@ -424,8 +471,8 @@ impl World {
         // the calls it cut short) and line the call numbers up again (ranks that diverged made
         // different numbers of calls), so the world is usable again.
         let outcome = self.sync();
-        let calls = self.shared.call_seq.iter().map(|c| c.load(Ordering::Relaxed)).max().unwrap_or(0);
-        self.shared.call_seq.iter().for_each(|c| c.store(calls, Ordering::Relaxed));
+        let calls = self.shared.call_seq.iter().map(|c| c.0.load(Ordering::Relaxed)).max().unwrap_or(0);
+        self.shared.call_seq.iter().for_each(|c| c.0.store(calls, Ordering::Relaxed));
         self.shared.host_active.store(false, Ordering::Release);
         // A section fails as a whole, as an MPI job does: a rank that finished its part before
         // (or without meeting) the failure gets the root cause too.
@@ -438,6 +485,7 @@ impl World {
     /// One rank's host function under [`World::spmd`]: its failures (an error it returns, a
     /// panic) are the world's, so peers waiting for this rank stop instead of timing out.
     fn run_rank_host<R>(&self, rank: usize, section: Arc<Section>, f: &impl Fn(&Host<'_>) -> Result<R>) -> Result<R> {
+        pin_thread(rank, &self.shared.pin_cpus);
         let host = Host::new(self, rank..rank + 1, Some(section));
         let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&host))) {
             Ok(result) => result,
@@ -558,12 +606,16 @@ pub(crate) struct Shared {
     board_bytes: usize,
     /// The LL message area of every window.
     pub(crate) ll: LlArea,
+    /// Whether a host of one rank runs calls itself when the rank is idle.
+    pub(crate) inline: bool,
+    /// The CPUs rank threads are pinned to, by rank; empty: not pinned.
+    pin_cpus: Vec<usize>,
     /// Whether calls publish and compare fingerprints.
     pub(crate) check_calls: bool,
     /// Collective calls issued per rank: the `seq` of the next call's fingerprint.
-    pub(crate) call_seq: Box<[AtomicU64]>,
+    pub(crate) call_seq: Box<[Padded<AtomicU64>]>,
     /// The call each rank is in and the last it completed, for hang reports.
-    progress: Box<[Mutex<Progress>]>,
+    progress: Box<[Padded<Mutex<Progress>>]>,
 }
 
 // SAFETY: `peer_bases` points into the heap's regions, which live as long as `Shared`; they are
@@ -657,7 +709,7 @@ impl Shared {
                 if !self.fabric.local.contains(&rank) {
                     return format!("rank {rank} runs in another process (its own report says where it is)");
                 }
-                let progress = self.progress[rank].lock().unwrap_or_else(|p| p.into_inner());
+                let progress = self.progress[rank].0.lock().unwrap_or_else(|p| p.into_inner());
                 let done = progress.completed.as_ref().map_or_else(|| "none".to_owned(), CallRecord::describe);
                 match &progress.current {
                     Some(current) => format!("rank {rank} is in {}, last completed {done}", current.describe()),
@@ -755,8 +807,20 @@ pub(crate) struct RankState {
 }
 
 impl RankState {
+    /// A rank's device state for a host that runs its rank's calls itself.
+    pub(crate) fn new(rank: usize, shared: &Arc<Shared>) -> RankState {
+        RankState { rank, shared: Arc::clone(shared), scratch: Vec::new() }
+    }
+
+    /// Runs a task on the calling thread (the rank's queue must be drained, so the worker is
+    /// idle and the rank's calls stay in order).
+    pub(crate) fn run_inline(&mut self, task: Task, shared: &Shared) {
+        self.run(task, shared);
+    }
+
     fn serve(mut self, queue: Receiver<Task>) {
         let shared = Arc::clone(&self.shared);
+        pin_thread(self.rank, &shared.pin_cpus);
         while let Some(task) = self.next_task(&queue) {
             self.run(task, &shared);
             // Everything the task held (its windows, its signal) is released by now, so a
@@ -784,7 +848,7 @@ impl RankState {
         let Task { call, seq, signal, job } = task;
         if seq != 0 {
             let record = CallRecord { seq, call: call.clone() };
-            shared.progress[self.rank].lock().unwrap_or_else(|p| p.into_inner()).current = Some(record);
+            shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner()).current = Some(record);
         }
         let error = if shared.aborted() {
             // A call already failed: this task would wait on a rank that stopped.
@@ -808,7 +872,7 @@ impl RankState {
         if seq != 0 {
             shared.mark_past(self.rank, seq);
             shared.past_seq[self.rank].0.store(seq, Ordering::Release);
-            let mut progress = shared.progress[self.rank].lock().unwrap_or_else(|p| p.into_inner());
+            let mut progress = shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner());
             let finished = progress.current.take();
             if error.is_none() {
                 progress.completed = finished;

@@ -1,7 +1,6 @@
 //! Loading device binaries (shared objects for the `sim` target) and checking that they were
 //! built for this runtime: same ABI version, same struct layout, expected content hash.
 
-use std::collections::HashMap;
 use std::ffi::{CStr, c_char};
 use std::io::Write as _;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -138,13 +137,15 @@ impl DeviceBinary {
 /// The builtin collective library, embedded at build time, with every variant resolved.
 pub(crate) struct Builtins {
     _binary: DeviceBinary,
-    kernels: HashMap<KernelVariant, KernelFn>,
+    /// Sorted by variant: a lookup per call is a binary search, not a hash.
+    kernels: Vec<(KernelVariant, KernelFn)>,
 }
 
 impl Builtins {
     pub(crate) fn kernel(&self, variant: KernelVariant) -> KernelFn {
         // Every variant was resolved at load, so the lookup cannot fail.
-        self.kernels[&variant]
+        let found = self.kernels.binary_search_by(|(v, _)| v.cmp(&variant));
+        self.kernels[found.expect("every builtin variant is resolved at load")].1
     }
 }
 
@@ -158,7 +159,9 @@ pub(crate) fn builtins() -> Result<&'static Builtins> {
             // SAFETY: the image is the builtin library pld-backend built for this crate.
             let binary =
                 unsafe { DeviceBinary::from_bytes("pld_builtins", BUILTINS_IMAGE, Some(env!("PLD_BUILTINS_HASH"))) }?;
-            let kernels = KernelVariant::all().map(|v| Ok((v, binary.kernel(&v.symbol())?))).collect::<Result<_>>()?;
+            let mut kernels =
+                KernelVariant::all().map(|v| Ok((v, binary.kernel(&v.symbol())?))).collect::<Result<Vec<_>>>()?;
+            kernels.sort_by_key(|k| k.0);
             Ok(Builtins { _binary: binary, kernels })
         })
         .as_ref()
