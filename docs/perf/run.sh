@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/perf: every collective at 2 and 4 ranks, Open MPI side by side where
-# collbench has the collective. Run from the repository root on an idle machine:
+# collbench has the collective (each time the best of 3 runs, pld and Open MPI alternating).
+# Run from the repository root on an idle machine:
 #   bash docs/perf/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,6 +32,9 @@ for n in 2 4; do
     run all_to_all_v_n$n all_to_all_v -b 1K -e 16M -f 4 -n $n
 done
 run all_reduce_ring_n2 all_reduce -b 8 -e 64M -f 4 -n 2 --mode ring --baseline mpi
+# One host thread driving both ranks through their device workers (World::host), for comparison
+# with the default, a host thread per rank (World::spmd, as MPI runs a process per rank).
+run all_reduce_n2_one_host all_reduce -b 8 -e 64M -f 4 -n 2 --hosts one --baseline mpi
 run barrier_n2 barrier -n 2 --baseline mpi
 run barrier_n4 barrier -n 4 --baseline mpi
 gcc -O3 -mavx2 -pthread -o /tmp/pld-membw ../shared/baselines/membw.c && /tmp/pld-membw > "$out/membw.txt" 2>&1 || true
