@@ -408,3 +408,14 @@ fn per_rank_hosts_get_the_same_results_inline_or_queued() {
         }
     }
 }
+
+/// Copies from 4 MiB up stream with non-temporal stores (`pld_copy`): odd sizes and offsets
+/// that are not multiples of 16 or 64 must still land exactly.
+#[test]
+fn large_copies_land_exactly_at_odd_sizes() {
+    let big = (4 << 20) + 13;
+    all_gather_case::<u8>(2, big);
+    all_to_all_case::<u8>(2, big);
+    broadcast_case::<u8>(3, big + 2, 1);
+    two_shot_case::<f32>(2, (3 << 20) + 5, ReduceOp::Sum);
+}

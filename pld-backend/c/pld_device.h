@@ -270,13 +270,53 @@ static inline int32_t pld_wait(pld_ctx *c, uint64_t cell_off, int32_t expected, 
 
 /* ---------------------------------------------------------------- data */
 
+/* Copies at least this large stream to memory with non-temporal stores: a copy that does not fit
+ * the caches would otherwise read every destination line before overwriting it (a third more
+ * memory traffic), and evict the data the next step reads. Override with -DPLD_NT_BYTES=... */
+#ifndef PLD_NT_BYTES
+#define PLD_NT_BYTES (4ull << 20)
+#endif
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* memcpy, streaming large copies past the caches. The stores are fenced before returning, so a
+ * release that follows (a credit, a flag) orders them like ordinary stores. */
+static inline void pld_copy(void *dst, const void *src, uint64_t bytes) {
+#if defined(__SSE2__)
+    if (bytes >= PLD_NT_BYTES) {
+        uint8_t *d = (uint8_t *)dst;
+        const uint8_t *s = (const uint8_t *)src;
+        const uint64_t head = (16 - ((uintptr_t)d & 15)) & 15;
+        memcpy(d, s, head);
+        d += head, s += head, bytes -= head;
+        const uint64_t blocks = bytes / 64;
+        for (uint64_t i = 0; i < blocks; ++i, d += 64, s += 64) {
+            const __m128i x0 = _mm_loadu_si128((const __m128i *)s);
+            const __m128i x1 = _mm_loadu_si128((const __m128i *)(s + 16));
+            const __m128i x2 = _mm_loadu_si128((const __m128i *)(s + 32));
+            const __m128i x3 = _mm_loadu_si128((const __m128i *)(s + 48));
+            _mm_stream_si128((__m128i *)d, x0);
+            _mm_stream_si128((__m128i *)(d + 16), x1);
+            _mm_stream_si128((__m128i *)(d + 32), x2);
+            _mm_stream_si128((__m128i *)(d + 48), x3);
+        }
+        memcpy(d, s, bytes % 64);
+        _mm_sfence();
+        return;
+    }
+#endif
+    memcpy(dst, src, bytes);
+}
+
 /* put: copy bytes from local memory into peer's window at dst_off. */
 static inline int32_t pld_put(pld_ctx *c, int32_t peer, uint64_t dst_off, const void *src,
                               uint64_t bytes) {
     if (peer < 0 || peer >= c->nranks || !pld_in_window(c, dst_off, bytes)) return PLD_OUT_OF_BOUNDS;
     uint8_t *dst = pld_peer_ptr(c, peer, dst_off);
     if (!dst) return c->ops->put(c->ops->data, peer, dst_off, src, bytes);
-    memcpy(dst, src, bytes);
+    pld_copy(dst, src, bytes);
     return PLD_OK;
 }
 
@@ -286,7 +326,7 @@ static inline int32_t pld_get(pld_ctx *c, int32_t peer, void *dst, uint64_t src_
     if (peer < 0 || peer >= c->nranks || !pld_in_window(c, src_off, bytes)) return PLD_OUT_OF_BOUNDS;
     const uint8_t *src = pld_peer_ptr(c, peer, src_off);
     if (!src) return c->ops->get(c->ops->data, peer, dst, src_off, bytes);
-    memcpy(dst, src, bytes);
+    pld_copy(dst, src, bytes);
     return PLD_OK;
 }
 
@@ -503,39 +543,44 @@ static inline int pld_ll_fits(const pld_ctx *c, const pld_coll_args *a, uint64_t
     return pld_in_window(c, a->ll_off, area);
 }
 
-/* Sends `bytes` at `src` to every peer as this call's message (pld_ll_fits must hold). */
-static inline int32_t pld_ll_send(pld_ctx *c, const pld_coll_args *a, const void *src, uint64_t bytes) {
+/* Sends `bytes` at `src` to `peer` as this call's message (pld_ll_fits must hold; the call is
+ * published on the board first, by pld_ll_send or the caller). */
+static inline int32_t pld_ll_send_to(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes) {
     const uint64_t seq = a->call.seq;
     uint64_t *last_sent = (uint64_t *)(c->local_base + a->ll_off + 64);
     uint64_t *known_past = last_sent + (uint64_t)c->nranks * PLD_LL_SLOTS;
-    PLD_TRY(pld_publish(c, a)); /* for peers in another collective, which probe the board */
-    for (int32_t i = 1; i < c->nranks; ++i) {
-        const int32_t p = (c->rank + i) % c->nranks;
-        uint64_t *sent = &last_sent[(uint64_t)p * PLD_LL_SLOTS + seq % PLD_LL_SLOTS];
-        if (known_past[p] < *sent) {
-            const uint64_t *past = (const uint64_t *)(c->peer_bases[p] + a->ll_off);
-            pld_backoff b = {0, 0};
-            while ((known_past[p] = __atomic_load_n(past, __ATOMIC_ACQUIRE)) < *sent) {
-                const int32_t status = pld_backoff_step(c, &b, NULL, 0);
-                if (status == PLD_TIMEOUT) {
-                    c->diag->index = p;
-                    return pld_timed_out(c, a->ll_off, (int32_t)*sent, (int32_t)known_past[p], PLD_WAIT_GE,
-                                         a->ll_off, 0);
-                }
-                if (status != PLD_OK) return status;
+    uint64_t *sent = &last_sent[(uint64_t)p * PLD_LL_SLOTS + seq % PLD_LL_SLOTS];
+    if (known_past[p] < *sent) {
+        const uint64_t *past = (const uint64_t *)(c->peer_bases[p] + a->ll_off);
+        pld_backoff b = {0, 0};
+        while ((known_past[p] = __atomic_load_n(past, __ATOMIC_ACQUIRE)) < *sent) {
+            const int32_t status = pld_backoff_step(c, &b, NULL, 0);
+            if (status == PLD_TIMEOUT) {
+                c->diag->index = p;
+                return pld_timed_out(c, a->ll_off, (int32_t)*sent, (int32_t)known_past[p], PLD_WAIT_GE, a->ll_off, 0);
             }
+            if (status != PLD_OK) return status;
         }
-        uint8_t *slot = c->peer_bases[p] + pld_ll_slot_off(c, a, c->rank);
-        pld_fingerprint *header = (pld_fingerprint *)slot;
-        memcpy(slot + PLD_LL_HEADER, src, bytes);
-        for (int k = 0; k < 3; ++k) __atomic_store_n(&header->what[k], a->call.what[k], __ATOMIC_RELAXED);
-        /* Release of the data and the words above; sequentially consistent for the Dekker
-         * pairing with a reader going to sleep on the call number's low half. */
-        __atomic_store_n(&header->seq, seq, __ATOMIC_RELEASE);
-        *sent = seq;
-        if (__atomic_load_n(&c->sleepers[p], __ATOMIC_SEQ_CST) > 0)
-            c->ops->wake(c->ops->data, p, (const int32_t *)&header->seq);
     }
+    uint8_t *slot = c->peer_bases[p] + pld_ll_slot_off(c, a, c->rank);
+    pld_fingerprint *header = (pld_fingerprint *)slot;
+    if (bytes) memcpy(slot + PLD_LL_HEADER, src, bytes);
+    for (int k = 0; k < 3; ++k) __atomic_store_n(&header->what[k], a->call.what[k], __ATOMIC_RELAXED);
+    /* Release of the data and the words above. Not sequentially consistent: a full fence here
+     * would stall on the line the reader is polling. The Dekker pairing with a reader going to
+     * sleep can then miss (the sleepers count read before this store is visible); the reader
+     * sleeps in slices of at most 4 ms, so a miss costs latency once, never a hang. */
+    __atomic_store_n(&header->seq, seq, __ATOMIC_RELEASE);
+    *sent = seq;
+    if (__atomic_load_n(&c->sleepers[p], __ATOMIC_SEQ_CST) > 0)
+        c->ops->wake(c->ops->data, p, (const int32_t *)&header->seq);
+    return PLD_OK;
+}
+
+/* Sends `bytes` at `src` to every peer as this call's message (pld_ll_fits must hold). */
+static inline int32_t pld_ll_send(pld_ctx *c, const pld_coll_args *a, const void *src, uint64_t bytes) {
+    PLD_TRY(pld_publish(c, a)); /* for peers in another collective, which probe the board */
+    for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_send_to(c, a, (c->rank + i) % c->nranks, src, bytes));
     return PLD_OK;
 }
 

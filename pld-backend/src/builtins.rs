@@ -393,12 +393,28 @@ fn reduce_scatter(op: ReduceOp, dtype: DType) -> String {
     )
 }
 
-/// The root credits every peer once its buffer is ready; each peer copies it, then credits the
-/// root, which leaves only when no peer still reads its buffer.
+/// A buffer that fits an LL slot travels as messages: the root sends it to every peer and waits
+/// for an empty message from each (their fingerprints: a peer that disagrees on the root or the
+/// size is caught on both sides), each peer sends that and copies what the root sent. A larger
+/// one: the root credits every peer once its buffer is ready; each peer copies it, then credits
+/// the root, which leaves only when no peer still reads its buffer.
 const BROADCAST: &str = r#"    const int32_t root = a->root;
     if (c->nranks == 1) return PLD_OK;
     if (root < 0 || root >= c->nranks) return PLD_OUT_OF_BOUNDS;
     if (!pld_in_window(c, a->target_off, a->count)) return PLD_OUT_OF_BOUNDS;
+    if (pld_ll_fits(c, a, a->count)) {
+        const void *data;
+        if (c->rank == root) {
+            PLD_TRY(pld_ll_send(c, a, c->local_base + a->target_off, a->count));
+            for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_receive(c, a, (root + i) % c->nranks, &data));
+            return PLD_OK;
+        }
+        PLD_TRY(pld_publish(c, a));
+        PLD_TRY(pld_ll_send_to(c, a, root, NULL, 0));
+        PLD_TRY(pld_ll_receive(c, a, root, &data));
+        memcpy(c->local_base + a->target_off, data, a->count);
+        return PLD_OK;
+    }
     PLD_TRY(pld_publish(c, a));
     if (c->rank == root) {
         for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_credit(c, a, (root + i) % c->nranks));
@@ -421,7 +437,7 @@ const ALL_GATHER: &str = r#"    const uint64_t row = a->row_bytes;
     if (!pld_in_window(c, a->input_off, row) ||
         !pld_in_window(c, a->target_off, row * (uint64_t)c->nranks)) return PLD_OUT_OF_BOUNDS;
     uint8_t *target = c->local_base + a->target_off;
-    memcpy(target + row * (uint64_t)c->rank, c->local_base + a->input_off, row);
+    pld_copy(target + row * (uint64_t)c->rank, c->local_base + a->input_off, row);
     if (c->nranks == 1) return PLD_OK;
     PLD_TRY(pld_ready_round(c, a));
     for (int32_t i = 1; i < c->nranks; ++i) {
@@ -437,7 +453,7 @@ const ALL_TO_ALL: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64_t
     if (!pld_in_window(c, a->input_off, row * w) ||
         !pld_in_window(c, a->target_off, row * w)) return PLD_OUT_OF_BOUNDS;
     uint8_t *target = c->local_base + a->target_off;
-    memcpy(target + row * r, c->local_base + a->input_off + row * r, row);
+    pld_copy(target + row * r, c->local_base + a->input_off + row * r, row);
     if (w == 1) return PLD_OK;
     PLD_TRY(pld_ready_round(c, a));
     for (int32_t i = 1; i < c->nranks; ++i) {
@@ -492,7 +508,15 @@ const ALL_TO_ALL_V: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64
     return pld_settle_all(c, a, 2);
 "#;
 
+/// Where peers are addressable, an empty LL message to every peer, then one from every peer (a
+/// rank leaves only once every rank has arrived; no round trip); otherwise one credit round.
 const BARRIER: &str = r#"    if (c->nranks == 1) return PLD_OK;
+    if (pld_ll_fits(c, a, 0)) {
+        PLD_TRY(pld_ll_send(c, a, NULL, 0));
+        const void *none;
+        for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_receive(c, a, (c->rank + i) % c->nranks, &none));
+        return PLD_OK;
+    }
     PLD_TRY(pld_ready_round(c, a));
     return pld_settle_all(c, a, 1);
 "#;
