@@ -44,8 +44,8 @@ pub use window::{Buffer, Shape, Window};
 /// A window as kernels see it: the name kernel signatures use for `Window`.
 pub type DistributedTensor<'h, T> = Window<'h, T>;
 pub use world::{
-    DEFAULT_TIMEOUT_MS, DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS, DEFAULT_WINDOW_BYTES, World,
-    WorldBuilder,
+    DEFAULT_LL_BYTES, DEFAULT_TIMEOUT_MS, DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS, DEFAULT_WINDOW_BYTES,
+    World, WorldBuilder,
 };
 
 /// f16 and bf16, the element types of `half`.
