@@ -112,25 +112,39 @@ fn parse_size(text: &str) -> Result<usize, String> {
     Ok(value * scale)
 }
 
-/// Keeps, size by size, the faster of two baseline measurements (and every wrong element).
-fn keep_best_baseline(best: &mut [BaselineRow], again: Vec<BaselineRow>) {
-    for (b, a) in best.iter_mut().zip(again) {
-        let wrong = b.wrong + a.wrong;
-        if a.time_us < b.time_us {
-            *b = a;
-        }
-        b.wrong = wrong;
+/// A measured row: its time, and its wrong elements to carry over.
+trait Timed {
+    fn time_us(&self) -> f64;
+    fn add_wrong(&mut self, from: &Self);
+}
+
+impl Timed for measure::Row {
+    fn time_us(&self) -> f64 {
+        self.time_us
+    }
+    fn add_wrong(&mut self, from: &Self) {
+        self.wrong += from.wrong;
+    }
+}
+
+impl Timed for BaselineRow {
+    fn time_us(&self) -> f64 {
+        self.time_us
+    }
+    fn add_wrong(&mut self, from: &Self) {
+        self.wrong += from.wrong;
     }
 }
 
 /// Keeps, size by size, the faster of two measurements (and every wrong element of both).
-fn keep_best(best: &mut [measure::Row], again: Vec<measure::Row>) {
-    for (b, a) in best.iter_mut().zip(again) {
-        let wrong = b.wrong + a.wrong;
-        if a.time_us < b.time_us {
+fn keep_best<R: Timed>(best: &mut [R], again: Vec<R>) {
+    for (b, mut a) in best.iter_mut().zip(again) {
+        if a.time_us() < b.time_us() {
+            a.add_wrong(b);
             *b = a;
+        } else {
+            b.add_wrong(&a);
         }
-        b.wrong = wrong;
     }
 }
 
@@ -190,7 +204,7 @@ fn main() -> Result<()> {
             let mut best = measured.rows;
             for _ in 1..args.repeat.max(1) {
                 keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);
-                keep_best_baseline(&mut best_mpi, mpi::run(&config, &sizes, args.collbench.as_deref())?);
+                keep_best(&mut best_mpi, mpi::run(&config, &sizes, args.collbench.as_deref())?);
             }
             (best, Some(Baseline { column: "mpi", name: "Open MPI", rows: best_mpi }))
         }

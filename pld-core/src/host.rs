@@ -308,7 +308,7 @@ impl<'w> Host<'w> {
         let shared = self.world.shared();
         if shared.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1) {
             let mut state = self.inline.borrow_mut();
-            state.get_or_insert_with(|| RankState::new(rank, shared)).run_inline(task, shared);
+            state.get_or_insert_with(|| RankState::new(rank, shared)).run(task, shared);
             return true;
         }
         self.world.enqueue(rank, task);

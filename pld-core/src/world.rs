@@ -719,9 +719,10 @@ impl Shared {
             .collect()
     }
 
-    /// Tells `rank`'s LL writers that it is past call `seq` (finished or gave it up), so the
-    /// inbox slots that call used may be rewritten.
+    /// Records that `rank` is past call `seq` (finished or gave it up): its host may release
+    /// the windows of calls up to it, and its LL writers may rewrite the inbox slots it used.
     fn mark_past(&self, rank: usize, seq: u64) {
+        self.past_seq[rank].0.store(seq, Ordering::Release);
         if self.ll.stride != 0 {
             // SAFETY: the LL area is allocated in every window for the world's life; its first
             // 8 bytes are this rank's `past` cell, only ever accessed atomically.
@@ -812,12 +813,6 @@ impl RankState {
         RankState { rank, shared: Arc::clone(shared), scratch: Vec::new() }
     }
 
-    /// Runs a task on the calling thread (the rank's queue must be drained, so the worker is
-    /// idle and the rank's calls stay in order).
-    pub(crate) fn run_inline(&mut self, task: Task, shared: &Shared) {
-        self.run(task, shared);
-    }
-
     fn serve(mut self, queue: Receiver<Task>) {
         let shared = Arc::clone(&self.shared);
         pin_thread(self.rank, &shared.pin_cpus);
@@ -844,7 +839,10 @@ impl RankState {
         queue.recv().ok()
     }
 
-    fn run(&mut self, task: Task, shared: &Shared) {
+    /// Runs a task on the calling thread: the worker's, or a host's that runs its rank's calls
+    /// itself (then the rank's queue is drained, so the worker is idle and the calls stay in
+    /// order).
+    pub(crate) fn run(&mut self, task: Task, shared: &Shared) {
         let Task { call, seq, signal, job } = task;
         if seq != 0 {
             let record = CallRecord { seq, call: call.clone() };
@@ -871,7 +869,6 @@ impl RankState {
         };
         if seq != 0 {
             shared.mark_past(self.rank, seq);
-            shared.past_seq[self.rank].0.store(seq, Ordering::Release);
             let mut progress = shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner());
             let finished = progress.current.take();
             if error.is_none() {
