@@ -263,10 +263,12 @@ fn all_reduce_mesh(op: ReduceOp, dtype: DType) -> String {
 }
 
 /// Two-shot: ready round; rank r reduces chunk r from every rank (in rank order) a tile at a
-/// time, in place in its own chunk (no peer reads chunk r of rank r before the gather, so nothing
-/// has to wait); a round so every reduced chunk is visible; r copies the other
-/// reduced chunks from their owners; a closing round so nobody still reads r's chunk. About 2.5
-/// bytes move per byte at 2 ranks (one-shot: 5), and scratch is two tiles.
+/// time, in place in its own chunk, and writes each reduced tile into chunk r of every peer; a
+/// closing round so every chunk has arrived everywhere. Chunk r of every rank is touched by rank
+/// r alone during the call (read as input, then overwritten with the result), so the push needs
+/// no round between the reduction and the gather, and nothing is copied twice: at 2 ranks each
+/// rank reads 1 byte of its peer's and 1 of its own per byte of result and writes 1 locally and 1
+/// remotely (a pull-based gather reads and writes once more). Scratch is two tiles.
 fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
     let ty = storage_type(dtype);
     format!(
@@ -276,28 +278,21 @@ fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
     if (!pld_in_window(c, a->target_off, n * sizeof({ty}))) return PLD_OUT_OF_BOUNDS;
     if (c->scratch_bytes < 3 * PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;
     const uint64_t base = n / (uint64_t)w, extra = n % (uint64_t)w;
-#define PLD_CHUNK_LO(k) (base * (uint64_t)(k) + ((uint64_t)(k) < extra ? (uint64_t)(k) : extra))
-#define PLD_CHUNK_LEN(k) (base + ((uint64_t)(k) < extra ? 1 : 0))
-    const uint64_t lo = PLD_CHUNK_LO(r), len = PLD_CHUNK_LEN(r);
+    const uint64_t lo = base * (uint64_t)r + ((uint64_t)r < extra ? (uint64_t)r : extra);
+    const uint64_t len = base + ((uint64_t)r < extra ? 1 : 0);
     {ty} *acc = ({ty} *)c->scratch;
     uint8_t *staging = c->scratch + PLD_TILE_BYTES;
     const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
     {ty} *mine = ({ty} *)(c->local_base + a->target_off);
     PLD_TRY(pld_ready_round(c, a));
     for (uint64_t i = 0; i < len; i += tile) {{
-        const uint64_t m = len - i < tile ? len - i : tile;
-        PLD_TRY(pld_reduce_into_{op}_{dtype}(c, a->target_off + (lo + i) * sizeof({ty}), m, mine + lo + i, acc, staging));
+        const uint64_t m = len - i < tile ? len - i : tile, off = a->target_off + (lo + i) * sizeof({ty});
+        PLD_TRY(pld_reduce_into_{op}_{dtype}(c, off, m, mine + lo + i, acc, staging));
+        for (int32_t k = 1; k < w; ++k)
+            PLD_TRY(pld_put(c, (r + k) % w, off, mine + lo + i, m * sizeof({ty})));
     }}
     PLD_TRY(pld_round_all(c, a, 2));
-    for (int32_t i = 1; i < w; ++i) {{
-        const int32_t q = (r + i) % w;
-        const uint64_t qlo = PLD_CHUNK_LO(q), qlen = PLD_CHUNK_LEN(q);
-        PLD_TRY(pld_get(c, q, mine + qlo, a->target_off + qlo * sizeof({ty}), qlen * sizeof({ty})));
-    }}
-#undef PLD_CHUNK_LO
-#undef PLD_CHUNK_LEN
-    PLD_TRY(pld_round_all(c, a, 3));
-    return pld_settle_all(c, a, 3);
+    return pld_settle_all(c, a, 2);
 "#
     )
 }

@@ -58,6 +58,7 @@ fn user_kernels() {
 fn builtin_variants() {
     let variants = [
         KernelVariant::reducing(KernelKind::AllReduceMesh, ReduceOp::Sum, DType::F32),
+        KernelVariant::reducing(KernelKind::AllReduceTwoShot, ReduceOp::Sum, DType::F32),
         KernelVariant::reducing(KernelKind::AllReduceRing, ReduceOp::Max, DType::BF16),
         KernelVariant::reducing(KernelKind::ReduceScatter, ReduceOp::Prod, DType::I8),
         KernelVariant::movement(KernelKind::AllToAllV),
