@@ -124,7 +124,7 @@ fn elementwise(name: &str, params: &str, op: ReduceOp, dtype: DType, dst: &str, 
         _ => format!("        {ty} x = {lhs}, y = {rhs};\n        {dst} = {};\n", combine(op, dtype, "x", "y")),
     };
     format!(
-        "static void {name}({params}, uint64_t n) {{\n    for (uint64_t i = 0; i < n; ++i) {{\n{body}    }}\n}}\n\n"
+        "PLD_VECTOR_CLONES static void {name}({params}, uint64_t n) {{\n    for (uint64_t i = 0; i < n; ++i) {{\n{body}    }}\n}}\n\n"
     )
 }
 
