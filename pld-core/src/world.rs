@@ -26,9 +26,9 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 pub const DEFAULT_WINDOW_BYTES: usize = 1 << 30;
 /// Default size from which a mesh all_reduce runs two-shot instead of one-shot at 3 ranks or
 /// more, overridable with `PLD_TWO_SHOT_BYTES`. Measured with pld-bench on 2 cores (see
-/// docs/PERFORMANCE.md): at 4 and 8 ranks two-shot wins from 32-128 KiB; at 2 ranks it wins at
-/// every size measured, so 2 ranks use [`DEFAULT_TWO_SHOT_BYTES_2_RANKS`].
-pub const DEFAULT_TWO_SHOT_BYTES: usize = 32 << 10;
+/// docs/PERFORMANCE.md): at 4 and 8 ranks two-shot wins from 8 KiB, the first size above the LL
+/// messages; at 2 ranks from 4 KiB, so 2 ranks use [`DEFAULT_TWO_SHOT_BYTES_2_RANKS`].
+pub const DEFAULT_TWO_SHOT_BYTES: usize = 8 << 10;
 /// The two-shot threshold of a 2-rank world.
 pub const DEFAULT_TWO_SHOT_BYTES_2_RANKS: usize = 4 << 10;
 /// Default largest payload per rank that travels as LL messages (data and flag together, no
@@ -113,7 +113,7 @@ impl WorldBuilder {
     }
 
     /// Size from which a mesh all_reduce runs two-shot (default `PLD_TWO_SHOT_BYTES`, else
-    /// 4 KiB at 2 ranks and 32 KiB above); 0 makes every mesh all_reduce two-shot, `usize::MAX`
+    /// 4 KiB at 2 ranks and 8 KiB above); 0 makes every mesh all_reduce two-shot, `usize::MAX`
     /// none.
     pub fn two_shot_bytes(mut self, bytes: usize) -> WorldBuilder {
         self.two_shot_bytes = Some(bytes);
