@@ -173,6 +173,9 @@ fn world(n: usize, check_calls: bool, window_bytes: usize) -> pld::Result<pld::W
     pld::World::builder(n).check_calls(check_calls).local()
 }
 
+/// How long calls run before each size is timed.
+const WARM_UP: Duration = Duration::from_millis(50);
+
 /// Average time of one call: calls are queued back to back and synchronised once per batch.
 fn time_per_call(host: &Host<'_>, call: &dyn Fn() -> pld::Result<()>, seconds: f64) -> pld::Result<Duration> {
     let run = |iters: usize| -> pld::Result<Duration> {
@@ -198,7 +201,15 @@ fn time_per_call(host: &Host<'_>, call: &dyn Fn() -> pld::Result<()>, seconds: f
         host.all_reduce(&nanos, AllReduce::mesh().op(ReduceOp::Max))?;
         Ok(Duration::from_nanos(host.read(&nanos, host.ranks().start)?[0]))
     };
-    run(2)?; // warm up: scratch, page tables, caches
+    // Warm up for a while, not a few calls: right after a world starts (each sweep starts one),
+    // the scheduler is still placing more rank threads than cores, and the first size measured
+    // came out 10-50% slow at 4 ranks on 2 cores. Scratch, page tables and caches warm too.
+    // Every rank takes each decision on the slowest rank's time, so all make the same calls.
+    let (mut warmed, mut iters) = (Duration::ZERO, 2);
+    while warmed < WARM_UP {
+        warmed += slowest(run(iters)?)?;
+        iters *= 2;
+    }
     let mut iters = 1;
     let mut elapsed = slowest(run(iters)?)?;
     while elapsed < Duration::from_millis(20) && iters < 1 << 20 {
