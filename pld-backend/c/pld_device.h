@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 3
+#define PLD_ABI_VERSION 4
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -103,7 +103,11 @@ typedef struct pld_ctx {
     uint64_t window_bytes;       /* size of every rank's window */
     int32_t *sleepers;           /* [nranks] waiters asleep per rank (shared) */
     const int32_t *abort_flag;   /* non-zero: another rank failed, stop waiting */
-    uint64_t deadline_ns;        /* CLOCK_MONOTONIC; a wait past it fails with PLD_TIMEOUT */
+    uint64_t deadline_ns;        /* CLOCK_MONOTONIC; a wait past it fails with PLD_TIMEOUT. 0 until
+                                  * a wait first leaves its spin and yield phases, which sets it
+                                  * to now + timeout_ns (a call that never waits long never reads
+                                  * the clock: that read was a tenth of a small collective) */
+    uint64_t timeout_ns;
     uint8_t *scratch;            /* private to this rank */
     uint64_t scratch_bytes;
     const pld_ops *ops;
@@ -233,6 +237,7 @@ static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t
         return PLD_OK;
     }
     uint64_t now = pld_now_ns();
+    if (c->deadline_ns == 0) c->deadline_ns = now + c->timeout_ns < now ? UINT64_MAX : now + c->timeout_ns;
     if (now >= c->deadline_ns) return PLD_TIMEOUT;
     uint64_t slice = c->deadline_ns - now;
     if (slice > 4000000ull) slice = 4000000ull;

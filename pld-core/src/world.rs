@@ -223,6 +223,7 @@ impl WorldBuilder {
             queued: (0..nranks).map(|_| Padded::default()).collect(),
             finished: (0..nranks).map(|_| Padded::default()).collect(),
             past_seq: (0..nranks).map(|_| Padded::default()).collect(),
+            completed_seq: (0..nranks).map(|_| Padded::default()).collect(),
             idle_waiters: AtomicUsize::new(0),
             idle_lock: Mutex::new(()),
             idle: Condvar::new(),
@@ -593,6 +594,9 @@ pub(crate) struct Shared {
     finished: Box<[Padded<AtomicU64>]>,
     /// The number of the last collective call each rank is past (finished or gave up).
     pub(crate) past_seq: Box<[Padded<AtomicU64>]>,
+    /// The last call each rank completed without error (a call past `past_seq` but not here
+    /// failed or was skipped).
+    completed_seq: Box<[Padded<AtomicU64>]>,
     /// Hosts asleep in a sync: a worker wakes `idle` only when there is one.
     idle_waiters: AtomicUsize,
     /// Held only to sleep on `idle` and to wake it.
@@ -614,7 +618,7 @@ pub(crate) struct Shared {
     pub(crate) check_calls: bool,
     /// Collective calls issued per rank: the `seq` of the next call's fingerprint.
     pub(crate) call_seq: Box<[Padded<AtomicU64>]>,
-    /// The call each rank is in and the last it completed, for hang reports.
+    /// The last call each rank started and the last it completed before that, for hang reports.
     progress: Box<[Padded<Mutex<Progress>>]>,
 }
 
@@ -650,10 +654,12 @@ impl CallRecord {
     }
 }
 
+/// Updated once per call, when it starts (a lock per call, not two): whether `latest` is still
+/// running, completed or failed is read from the rank's `past_seq` and `completed_seq`.
 #[derive(Default)]
 struct Progress {
-    current: Option<CallRecord>,
-    completed: Option<CallRecord>,
+    latest: Option<CallRecord>,
+    completed_before: Option<CallRecord>,
 }
 
 impl Shared {
@@ -710,8 +716,15 @@ impl Shared {
                     return format!("rank {rank} runs in another process (its own report says where it is)");
                 }
                 let progress = self.progress[rank].0.lock().unwrap_or_else(|p| p.into_inner());
-                let done = progress.completed.as_ref().map_or_else(|| "none".to_owned(), CallRecord::describe);
-                match &progress.current {
+                let past = self.past_seq[rank].0.load(Ordering::Acquire);
+                let completed = self.completed_seq[rank].0.load(Ordering::Acquire);
+                let (current, done) = match &progress.latest {
+                    Some(latest) if latest.seq > past => (Some(latest), progress.completed_before.as_ref()),
+                    Some(latest) if latest.seq <= completed => (None, Some(latest)),
+                    _ => (None, progress.completed_before.as_ref()),
+                };
+                let done = done.map_or_else(|| "none".to_owned(), CallRecord::describe);
+                match current {
                     Some(current) => format!("rank {rank} is in {}, last completed {done}", current.describe()),
                     None => format!("rank {rank} is in no collective, last completed {done}"),
                 }
@@ -846,7 +859,13 @@ impl RankState {
         let Task { call, seq, signal, job } = task;
         if seq != 0 {
             let record = CallRecord { seq, call: call.clone() };
-            shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner()).current = Some(record);
+            let mut progress = shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner());
+            let previous = progress.latest.replace(record);
+            if let Some(previous) = previous
+                && previous.seq <= shared.completed_seq[self.rank].0.load(Ordering::Relaxed)
+            {
+                progress.completed_before = Some(previous);
+            }
         }
         let error = if shared.aborted() {
             // A call already failed: this task would wait on a rank that stopped.
@@ -868,12 +887,10 @@ impl RankState {
             }
         };
         if seq != 0 {
-            shared.mark_past(self.rank, seq);
-            let mut progress = shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner());
-            let finished = progress.current.take();
             if error.is_none() {
-                progress.completed = finished;
+                shared.completed_seq[self.rank].0.store(seq, Ordering::Release);
             }
+            shared.mark_past(self.rank, seq);
         }
         if let Some(error) = error {
             shared.record_failure(self.rank, error, signal);
@@ -915,7 +932,8 @@ impl RankState {
             // SAFETY: `control` holds 1 + nranks cells (see `Fabric::control`).
             sleepers: unsafe { shared.fabric.control.add(1) },
             abort_flag: shared.fabric.control,
-            deadline_ns: monotonic_ns().saturating_add(u64::try_from(shared.timeout.as_nanos()).unwrap_or(u64::MAX)),
+            deadline_ns: 0, // set by the first wait that leaves its spin phases
+            timeout_ns: u64::try_from(shared.timeout.as_nanos()).unwrap_or(u64::MAX),
             scratch: self.scratch.as_mut_ptr().cast(),
             scratch_bytes: (self.scratch.len() * 8) as u64,
             ops: shared.fabric.ops,
@@ -1037,10 +1055,4 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "<non-string panic payload>".into())
-}
-
-/// CLOCK_MONOTONIC in nanoseconds, the clock of the ABI's `deadline_ns`.
-fn monotonic_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }

@@ -137,15 +137,14 @@ impl DeviceBinary {
 /// The builtin collective library, embedded at build time, with every variant resolved.
 pub(crate) struct Builtins {
     _binary: DeviceBinary,
-    /// Sorted by variant: a lookup per call is a binary search, not a hash.
-    kernels: Vec<(KernelVariant, KernelFn)>,
+    /// By [`KernelVariant::index`]: a lookup per call is an array index.
+    kernels: Box<[Option<KernelFn>]>,
 }
 
 impl Builtins {
     pub(crate) fn kernel(&self, variant: KernelVariant) -> KernelFn {
         // Every variant was resolved at load, so the lookup cannot fail.
-        let found = self.kernels.binary_search_by(|(v, _)| v.cmp(&variant));
-        self.kernels[found.expect("every builtin variant is resolved at load")].1
+        self.kernels[variant.index()].expect("every builtin variant is resolved at load")
     }
 }
 
@@ -159,9 +158,10 @@ pub(crate) fn builtins() -> Result<&'static Builtins> {
             // SAFETY: the image is the builtin library pld-backend built for this crate.
             let binary =
                 unsafe { DeviceBinary::from_bytes("pld_builtins", BUILTINS_IMAGE, Some(env!("PLD_BUILTINS_HASH"))) }?;
-            let mut kernels =
-                KernelVariant::all().map(|v| Ok((v, binary.kernel(&v.symbol())?))).collect::<Result<Vec<_>>>()?;
-            kernels.sort_by_key(|k| k.0);
+            let mut kernels = vec![None; KernelVariant::INDEX_BOUND].into_boxed_slice();
+            for variant in KernelVariant::all() {
+                kernels[variant.index()] = Some(binary.kernel(&variant.symbol())?);
+            }
             Ok(Builtins { _binary: binary, kernels })
         })
         .as_ref()
