@@ -127,11 +127,15 @@ fn a_rank_that_never_arrives_is_named_with_every_rank_s_last_call() {
     for (rank, result) in results.iter().enumerate() {
         let err = result.as_ref().unwrap_err();
         let message = err.to_string();
-        let Error::Timeout { missing, ranks, .. } = err else { panic!("rank {rank}: {message}") };
+        let Error::Timeout { missing, ranks, rank: reporter, .. } = err else { panic!("rank {rank}: {message}") };
         assert!(missing.contains(&1), "rank {rank}: {message}");
         assert!(ranks[1].starts_with("rank 1 is in no collective, last completed all_reduce"), "{message}");
         assert!(ranks[1].contains("(call #1)"), "{message}");
         assert!(message.contains("barrier() at tests/reliability.rs"), "{message}");
+        // The rank that timed out reports itself in the barrier, after the all_reduce.
+        let own = &ranks[*reporter];
+        assert!(own.starts_with(&format!("rank {reporter} is in barrier() at tests/reliability.rs")), "{message}");
+        assert!(own.contains("(call #2), last completed all_reduce"), "{message}");
     }
     assert!(started.elapsed() < timeout * 10, "took {:?}", started.elapsed());
     assert_usable(&world);

@@ -125,7 +125,7 @@ impl<'a> Opts<'a> {
 common_setters!(Opts);
 
 /// What a collective call is, for messages (formatted only when one is needed).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum CallWhat {
     AllReduce { mode: AllReduceMode, op: ReduceOp, dtype: DType },
     ReduceScatter { op: ReduceOp, dtype: DType },
@@ -261,7 +261,11 @@ impl Host<'_> {
         let signal = SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() };
         let (mut last_seq, mut queued) = (0, false);
         for rank in self.ranks() {
-            fingerprint.seq = shared.call_seq[rank].0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            // Only the host that owns the rank numbers its calls (a Host is used from one thread):
+            // a load and a store, not a locked read-modify-write.
+            let numbered = &shared.call_seq[rank].0;
+            fingerprint.seq = numbered.load(std::sync::atomic::Ordering::Relaxed) + 1;
+            numbered.store(fingerprint.seq, std::sync::atomic::Ordering::Relaxed);
             last_seq = last_seq.max(fingerprint.seq);
             args.call = fingerprint.words();
             let task = Task {

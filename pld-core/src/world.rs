@@ -224,6 +224,7 @@ impl WorldBuilder {
             finished: (0..nranks).map(|_| Padded::default()).collect(),
             past_seq: (0..nranks).map(|_| Padded::default()).collect(),
             completed_seq: (0..nranks).map(|_| Padded::default()).collect(),
+            started: (0..nranks).map(|_| Padded::default()).collect(),
             idle_waiters: AtomicUsize::new(0),
             idle_lock: Mutex::new(()),
             idle: Condvar::new(),
@@ -597,6 +598,8 @@ pub(crate) struct Shared {
     /// The last call each rank completed without error (a call past `past_seq` but not here
     /// failed or was skipped).
     completed_seq: Box<[Padded<AtomicU64>]>,
+    /// The last call each rank started, and how often its call site changed.
+    started: Box<[Padded<Started>]>,
     /// Hosts asleep in a sync: a worker wakes `idle` only when there is one.
     idle_waiters: AtomicUsize,
     /// Held only to sleep on `idle` and to wake it.
@@ -641,25 +644,37 @@ struct Failure {
     kept: Vec<Arc<Allocation>>,
 }
 
-/// A collective call as hang reports name it.
-#[derive(Clone)]
-struct CallRecord {
-    seq: u64,
-    call: Label,
+/// A rank's last started call number, and the number of times its call site changed (bumped
+/// under the progress lock): a rank that calls from the same site as before stores a number and
+/// takes no lock, which a lock per call would cost a tenth of a small collective.
+#[derive(Default)]
+struct Started {
+    seq: AtomicU64,
+    label_changes: AtomicU64,
 }
 
-impl CallRecord {
-    fn describe(&self) -> String {
-        format!("{} (call #{})", self.call.describe(), self.seq)
-    }
-}
-
-/// Updated once per call, when it starts (a lock per call, not two): whether `latest` is still
-/// running, completed or failed is read from the rank's `past_seq` and `completed_seq`.
+/// The call sites of a rank's calls, as runs of consecutive call numbers (a rank's collective
+/// calls are numbered 1, 2, ... and run in order): the current run and the one before it, for
+/// hang reports. Whether the latest call still runs, completed or failed is read from the rank's
+/// `started`, `past_seq` and `completed_seq`.
 #[derive(Default)]
 struct Progress {
-    latest: Option<CallRecord>,
-    completed_before: Option<CallRecord>,
+    /// The label of calls from `.1` on.
+    current: Option<(Label, u64)>,
+    /// The label of calls `.1..=.2`.
+    previous: Option<(Label, u64, u64)>,
+}
+
+impl Progress {
+    /// "<call> (call #seq)", where the runs still say which call `seq` was.
+    fn describe(&self, seq: u64) -> String {
+        let label = match (&self.current, &self.previous) {
+            (Some((label, first)), _) if seq >= *first => label.describe(),
+            (_, Some((label, first, last))) if (*first..=*last).contains(&seq) => label.describe(),
+            _ => "a collective".to_owned(),
+        };
+        format!("{label} (call #{seq})")
+    }
 }
 
 impl Shared {
@@ -716,17 +731,14 @@ impl Shared {
                     return format!("rank {rank} runs in another process (its own report says where it is)");
                 }
                 let progress = self.progress[rank].0.lock().unwrap_or_else(|p| p.into_inner());
+                let started = self.started[rank].0.seq.load(Ordering::Acquire);
                 let past = self.past_seq[rank].0.load(Ordering::Acquire);
                 let completed = self.completed_seq[rank].0.load(Ordering::Acquire);
-                let (current, done) = match &progress.latest {
-                    Some(latest) if latest.seq > past => (Some(latest), progress.completed_before.as_ref()),
-                    Some(latest) if latest.seq <= completed => (None, Some(latest)),
-                    _ => (None, progress.completed_before.as_ref()),
-                };
-                let done = done.map_or_else(|| "none".to_owned(), CallRecord::describe);
-                match current {
-                    Some(current) => format!("rank {rank} is in {}, last completed {done}", current.describe()),
-                    None => format!("rank {rank} is in no collective, last completed {done}"),
+                let done = if completed == 0 { "none".to_owned() } else { progress.describe(completed) };
+                if started > past {
+                    format!("rank {rank} is in {}, last completed {done}", progress.describe(started))
+                } else {
+                    format!("rank {rank} is in no collective, last completed {done}")
                 }
             })
             .collect()
@@ -765,6 +777,15 @@ pub(crate) enum Label {
 }
 
 impl Label {
+    /// Whether both label the same call from the same place (by identity: no string compare).
+    fn same_site(&self, other: &Label) -> bool {
+        match (self, other) {
+            (Label::Call(a, at_a), Label::Call(b, at_b)) => a == b && std::ptr::eq(*at_a, *at_b),
+            (Label::Text(a), Label::Text(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
     pub(crate) fn describe(&self) -> String {
         match self {
             Label::Text(text) => text.to_string(),
@@ -818,12 +839,15 @@ pub(crate) struct RankState {
     shared: Arc<Shared>,
     /// Private scratch memory lent to kernels (u64 for 8-byte alignment).
     scratch: Vec<u64>,
+    /// The call site this state last recorded in the rank's progress, with the rank's count
+    /// of changes after it.
+    recorded: Option<(u64, Label)>,
 }
 
 impl RankState {
     /// A rank's device state for a host that runs its rank's calls itself.
     pub(crate) fn new(rank: usize, shared: &Arc<Shared>) -> RankState {
-        RankState { rank, shared: Arc::clone(shared), scratch: Vec::new() }
+        RankState { rank, shared: Arc::clone(shared), scratch: Vec::new(), recorded: None }
     }
 
     fn serve(mut self, queue: Receiver<Task>) {
@@ -858,14 +882,19 @@ impl RankState {
     pub(crate) fn run(&mut self, task: Task, shared: &Shared) {
         let Task { call, seq, signal, job } = task;
         if seq != 0 {
-            let record = CallRecord { seq, call: call.clone() };
-            let mut progress = shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner());
-            let previous = progress.latest.replace(record);
-            if let Some(previous) = previous
-                && previous.seq <= shared.completed_seq[self.rank].0.load(Ordering::Relaxed)
-            {
-                progress.completed_before = Some(previous);
+            let started = &shared.started[self.rank].0;
+            // Another RankState of this rank (its worker, or its inline host) may have recorded
+            // a call since this one did: the count of changes says so. Relaxed: the two never
+            // run at once, and hand over through the queue.
+            let changes = started.label_changes.load(Ordering::Relaxed);
+            if !matches!(&self.recorded, Some((c, label)) if *c == changes && label.same_site(&call)) {
+                let mut progress = shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner());
+                progress.previous = progress.current.take().map(|(label, first)| (label, first, seq - 1));
+                progress.current = Some((call.clone(), seq));
+                started.label_changes.store(changes + 1, Ordering::Relaxed);
+                self.recorded = Some((changes + 1, call.clone()));
             }
+            started.seq.store(seq, Ordering::Release);
         }
         let error = if shared.aborted() {
             // A call already failed: this task would wait on a rank that stopped.
