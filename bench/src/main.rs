@@ -8,7 +8,8 @@
 //! round trips), algbw = S / time, busbw = algbw x the nccl-tests factor, then a correctness
 //! run with a fresh exact pattern compared element by element (#wrong). `--baseline mpi` runs
 //! Open MPI's collective at the same sizes in the same invocation (by building and running
-//! `shared/baselines/collbench.c` with `mpicc`/`mpirun`) and adds a ratio column.
+//! `shared/baselines/collbench.c`, or `bench/baselines/collbench_extra.c` for reduce_scatter and
+//! all_to_all_v, with `mpicc`/`mpirun`) and adds a ratio column.
 
 mod measure;
 mod mpi;

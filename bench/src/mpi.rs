@@ -1,5 +1,7 @@
-//! The Open MPI baseline: `shared/baselines/collbench.c`, built with `mpicc` and run with
-//! `mpirun` at the same sizes, in the same invocation.
+//! The Open MPI baseline: `shared/baselines/collbench.c` (all_reduce, all_gather, all_to_all,
+//! broadcast, barrier) or this crate's `baselines/collbench_extra.c` (reduce_scatter,
+//! all_to_all_v: same method and columns), built with `mpicc` and run with `mpirun` at the same
+//! sizes, in the same invocation.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,34 +28,45 @@ pub struct BaselineRow {
     pub wrong: u64,
 }
 
-/// collbench's name for a collective, if it has one.
-fn collbench_name(coll: Collective) -> Option<&'static str> {
-    Some(match coll {
-        Collective::AllReduce => "allreduce",
-        Collective::AllGather => "allgather",
-        Collective::AllToAll => "alltoall",
-        Collective::Broadcast => "bcast",
-        Collective::Barrier => "barrier",
-        Collective::ReduceScatter | Collective::AllToAllV => return None,
-    })
+/// Which harness measures a collective, and its name for it.
+enum Harness {
+    /// `shared/baselines/collbench.c` (or `--collbench`).
+    Collbench(&'static str),
+    /// `baselines/collbench_extra.c`, for what collbench lacks.
+    Extra(&'static str),
+}
+
+fn harness(coll: Collective) -> Harness {
+    match coll {
+        Collective::AllReduce => Harness::Collbench("allreduce"),
+        Collective::AllGather => Harness::Collbench("allgather"),
+        Collective::AllToAll => Harness::Collbench("alltoall"),
+        Collective::Broadcast => Harness::Collbench("bcast"),
+        Collective::Barrier => Harness::Collbench("barrier"),
+        Collective::ReduceScatter => Harness::Extra("reduce_scatter"),
+        Collective::AllToAllV => Harness::Extra("alltoallv"),
+    }
 }
 
 fn default_source() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/baselines/collbench.c")
 }
 
+fn extra_source() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/collbench_extra.c")
+}
+
 pub fn run(config: &Config, sizes: &[usize], source: Option<&Path>) -> Result<Vec<BaselineRow>> {
-    let Some(name) = collbench_name(config.coll) else {
-        bail!(
-            "collbench has no {} baseline (it measures allreduce, allgather, alltoall, bcast, barrier)",
-            config.coll.name()
-        );
-    };
     if config.dtype != pld::DType::F32 || config.op != pld::ReduceOp::Sum {
         bail!("the MPI baseline measures f32 sum only; run with --dtype f32 --op sum");
     }
-    let source = source.map(Path::to_path_buf).unwrap_or_else(default_source);
-    let binary = std::env::temp_dir().join("pld-bench-collbench");
+    let (name, source, binary) = match harness(config.coll) {
+        Harness::Collbench(name) => {
+            (name, source.map(Path::to_path_buf).unwrap_or_else(default_source), "pld-bench-collbench")
+        }
+        Harness::Extra(name) => (name, extra_source(), "pld-bench-collbench-extra"),
+    };
+    let binary = std::env::temp_dir().join(binary);
     let stale = std::fs::metadata(&binary)
         .and_then(|b| Ok(b.modified()? < std::fs::metadata(&source)?.modified()?))
         .unwrap_or(true);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates docs/perf: every collective at 2 and 4 ranks, Open MPI side by side where
-# collbench has the collective (each time the best of 3 runs, pld and Open MPI alternating).
+# Regenerates docs/perf: every collective at 2 and 4 ranks, Open MPI side by side (collbench.c,
+# or bench/baselines/collbench_extra.c for reduce_scatter and all_to_all_v; each time the best
+# of 3 runs, pld and Open MPI alternating).
 # Run from the repository root on an idle machine:
 #   bash docs/perf/run.sh
 set -euo pipefail
@@ -28,8 +29,8 @@ for n in 2 4; do
     run all_gather_n$n all_gather -b 1K -e 64M -f 4 -n $n --baseline mpi
     run all_to_all_n$n all_to_all -b 1K -e 64M -f 4 -n $n --baseline mpi
     run broadcast_n$n broadcast -b 8 -e 64M -f 4 -n $n --baseline mpi
-    run reduce_scatter_n$n reduce_scatter -b 1K -e 64M -f 4 -n $n
-    run all_to_all_v_n$n all_to_all_v -b 1K -e 16M -f 4 -n $n
+    run reduce_scatter_n$n reduce_scatter -b 1K -e 64M -f 4 -n $n --baseline mpi
+    run all_to_all_v_n$n all_to_all_v -b 1K -e 16M -f 4 -n $n --baseline mpi
 done
 run all_reduce_ring_n2 all_reduce -b 8 -e 64M -f 4 -n 2 --mode ring --baseline mpi
 # One host thread driving both ranks through their device workers (World::host), for comparison
