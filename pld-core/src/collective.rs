@@ -268,13 +268,21 @@ impl Host<'_> {
             numbered.store(fingerprint.seq, std::sync::atomic::Ordering::Relaxed);
             last_seq = last_seq.max(fingerprint.seq);
             args.call = fingerprint.words();
+            if self.runs_inline(rank) {
+                self.with_inline_state(rank, |state, shared| {
+                    let job = (kernel, &args, scratch_bytes);
+                    state.run_kernel_now(&plan.call, fingerprint.seq, Some(signal), job, shared);
+                });
+                continue;
+            }
             let task = Task {
                 call: plan.call.clone(),
                 seq: fingerprint.seq,
                 signal: Some(signal),
                 job: Job::Kernel { kernel, args, scratch_bytes },
             };
-            queued |= !self.enqueue(rank, task);
+            self.world().enqueue(rank, task);
+            queued = true;
         }
         if queued {
             let windows = plan.operands.iter().map(|(_, operand)| Arc::clone(operand.alloc));

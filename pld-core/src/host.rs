@@ -13,7 +13,7 @@ use pld_model::{Collective, Element};
 
 use crate::device::Kernel;
 use crate::window::{Allocation, Buffer, Shape};
-use crate::world::{Job, RankState, Task, label};
+use crate::world::{Job, RankState, Shared, Task, label};
 use crate::{Error, Result, Window, World};
 
 /// The host scope of a [`World`], opened by [`World::host`] (driving every rank) or given to
@@ -303,16 +303,26 @@ impl<'w> Host<'w> {
 
     /// Queues `task` on `rank`, or runs it right here when this host drives that rank alone
     /// and nothing is queued on it (see [`WorldBuilder::inline`](crate::WorldBuilder::inline)).
-    /// Returns whether it ran here (then nothing it touches needs to outlive the call).
-    pub(crate) fn enqueue(&self, rank: usize, task: Task) -> bool {
-        let shared = self.world.shared();
-        if shared.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1) {
-            let mut state = self.inline.borrow_mut();
-            state.get_or_insert_with(|| RankState::new(rank, shared)).run(task, shared);
-            return true;
+    pub(crate) fn enqueue(&self, rank: usize, task: Task) {
+        if self.runs_inline(rank) {
+            self.with_inline_state(rank, |state, shared| state.run(task, shared));
+        } else {
+            self.world.enqueue(rank, task);
         }
-        self.world.enqueue(rank, task);
-        false
+    }
+
+    /// Whether a call for `rank` issued now runs on this thread: the host drives one rank, runs
+    /// its calls itself, and the rank has nothing queued.
+    pub(crate) fn runs_inline(&self, rank: usize) -> bool {
+        let shared = self.world.shared();
+        shared.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1)
+    }
+
+    /// The device state this host runs `rank`'s calls with (after [`Host::runs_inline`]).
+    pub(crate) fn with_inline_state(&self, rank: usize, run: impl FnOnce(&mut RankState, &Shared)) {
+        let shared = self.world.shared();
+        let mut state = self.inline.borrow_mut();
+        run(state.get_or_insert_with(|| RankState::new(rank, shared)), shared);
     }
 
     /// Holds `windows` until every rank of this host is past collective call `seq`; now and

@@ -881,13 +881,48 @@ impl RankState {
     /// order).
     pub(crate) fn run(&mut self, task: Task, shared: &Shared) {
         let Task { call, seq, signal, job } = task;
+        self.run_with(&call, seq, signal, shared, |state| match job {
+            Job::Kernel { kernel, args, scratch_bytes } => {
+                state.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call, args.call)
+            }
+            Job::Work(work) => work(state),
+        });
+    }
+
+    /// Runs a collective's kernel on the calling thread, as [`RankState::run`] runs a task of
+    /// one, with its arguments borrowed: a host that runs its rank's calls itself builds no task
+    /// (copying the arguments into one cost more than a small collective's transfer).
+    pub(crate) fn run_kernel_now(
+        &mut self,
+        call: &Label,
+        seq: u64,
+        signal: Option<SignalCells>,
+        (kernel, args, scratch_bytes): (KernelFn, &CollArgs, usize),
+        shared: &Shared,
+    ) {
+        self.run_with(call, seq, signal, shared, |state| {
+            state.run_kernel(kernel, std::ptr::from_ref(args).cast(), scratch_bytes, call, args.call)
+        });
+    }
+
+    /// The bookkeeping around every task: the rank's progress for hang reports, a task skipped
+    /// after a failure, a panic caught, the rank marked past a collective call, a failure recorded.
+    #[inline(always)]
+    fn run_with(
+        &mut self,
+        call: &Label,
+        seq: u64,
+        signal: Option<SignalCells>,
+        shared: &Shared,
+        work: impl FnOnce(&mut RankState) -> Result<()>,
+    ) {
         if seq != 0 {
             let started = &shared.started[self.rank].0;
             // Another RankState of this rank (its worker, or its inline host) may have recorded
             // a call since this one did: the count of changes says so. Relaxed: the two never
             // run at once, and hand over through the queue.
             let changes = started.label_changes.load(Ordering::Relaxed);
-            if !matches!(&self.recorded, Some((c, label)) if *c == changes && label.same_site(&call)) {
+            if !matches!(&self.recorded, Some((c, label)) if *c == changes && label.same_site(call)) {
                 let mut progress = shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner());
                 progress.previous = progress.current.take().map(|(label, first)| (label, first, seq - 1));
                 progress.current = Some((call.clone(), seq));
@@ -900,13 +935,7 @@ impl RankState {
             // A call already failed: this task would wait on a rank that stopped.
             Some(Error::Aborted { rank: self.rank, call: call.describe() })
         } else {
-            let work = || match job {
-                Job::Kernel { kernel, args, scratch_bytes } => {
-                    self.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call, args.call)
-                }
-                Job::Work(work) => work(self),
-            };
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(self))) {
                 Ok(Ok(())) => None,
                 Ok(Err(error)) => Some(error),
                 Err(panic) => {
