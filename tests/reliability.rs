@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use pld::{AllReduce, Broadcast, Error, Opts, ReduceOp, World};
+use pld::{AllReduce, Broadcast, Error, Opts, ReduceOp, ReduceScatter, World};
 
 /// A deadline far beyond what the failures below take to be reported: they must not wait for it.
 const LONG: Duration = Duration::from_secs(60);
@@ -63,7 +63,7 @@ fn a_different_op_on_one_rank_is_an_error_on_every_rank_naming_both_sides() {
 #[test]
 fn every_kind_of_disagreement_is_caught() {
     type Call = fn(&pld::Host<'_>, bool) -> pld::Result<()>;
-    let cases: [(&str, Call); 9] = [
+    let cases: [(&str, Call); 10] = [
         // Views of one allocation, so the call (not the allocation) is what disagrees.
         ("count", |h, odd| h.all_reduce(&h.alloc("d", 36)?.view::<f32>([if odd { 8 } else { 9 }])?, AllReduce::mesh())),
         // One side small enough for LL messages, the other two-shot: different protocols, and
@@ -88,6 +88,10 @@ fn every_kind_of_disagreement_is_caught() {
             let (n, row) = (h.nranks(), if odd { 8 } else { 4096 });
             let (d, t) = (h.alloc("d", 4 * 4096)?, h.alloc("t", 4 * 4096 * n)?);
             h.all_gather(&d.view::<f32>([row])?, &t.view::<f32>([n, row])?, Opts::new())
+        }),
+        ("reduce_scatter rows and protocol", |h, odd| {
+            let (n, row) = (h.nranks(), if odd { 8 } else { 4096 });
+            h.reduce_scatter(&h.alloc("d", 4 * 4096 * n)?.view::<f32>([n, row])?, ReduceScatter::new())
         }),
         ("all_to_all rows and protocol", |h, odd| {
             let (n, row) = (h.nranks(), if odd { 8 } else { 4096 });
