@@ -80,7 +80,8 @@ struct Args {
     /// alternately `--repeat` times each and each size keeps its best time).
     #[arg(long)]
     baseline: Option<String>,
-    /// collbench.c for the MPI baseline (default: the repository's `../shared/baselines`).
+    /// collbench.c for the MPI baseline (default: the repository's `../shared/baselines`;
+    /// reduce_scatter and all_to_all_v always use `bench/baselines/collbench_extra.c`).
     #[arg(long)]
     collbench: Option<PathBuf>,
     /// With `--baseline`: how many times pld and the baseline each run, alternately (each size

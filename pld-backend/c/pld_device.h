@@ -23,8 +23,9 @@
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
  * without tying the device binary to the machine that built it, as -march=native would (an MPI
- * job may run it elsewhere). Empty where the compiler lacks the attribute. */
-#if defined(__x86_64__) && defined(__has_attribute)
+ * job may run it elsewhere). Empty where the compiler lacks the attribute, and off glibc (musl
+ * has no ifunc). */
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
 #define PLD_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #endif

@@ -128,7 +128,8 @@ fn elementwise(name: &str, params: &str, op: ReduceOp, dtype: DType, dst: &str, 
     )
 }
 
-/// The C of one builtin kernel variant (its reduction helper is part of [`builtin_source`]).
+/// The C of one builtin kernel variant (its reduction helpers and the `pld_ll_rows` policy are
+/// part of [`builtin_source`]).
 pub fn builtin_kernel(variant: KernelVariant) -> String {
     let symbol = variant.symbol();
     let body = match (variant.kind, variant.reduction) {
@@ -268,7 +269,12 @@ fn all_reduce_mesh(op: ReduceOp, dtype: DType) -> String {
 /// r alone during the call (read as input, then overwritten with the result), so the push needs
 /// no round between the reduction and the gather, and nothing is copied twice: at 2 ranks each
 /// rank reads 1 byte of its peer's and 1 of its own per byte of result and writes 1 locally and 1
-/// remotely (a pull-based gather reads and writes once more). Scratch is two tiles.
+/// remotely (a pull-based gather reads and writes once more). Scratch is three tiles.
+///
+/// Where a peer is reached only through the transport (MPI one-sided), the reduced chunks are
+/// pulled instead, between a middle round and the closing one: a rank then reads only what it
+/// fetched itself (Get, flushed) or wrote itself, never what a peer's Put left in its window,
+/// which MPI's memory model makes visible to the owner only after a window synchronisation.
 fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
     let ty = storage_type(dtype);
     format!(
@@ -284,15 +290,26 @@ fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
     uint8_t *staging = c->scratch + PLD_TILE_BYTES;
     const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
     {ty} *mine = ({ty} *)(c->local_base + a->target_off);
+    int push = 1;
+    for (int32_t p = 0; p < w; ++p)
+        if (!c->peer_bases[p]) push = 0;
     PLD_TRY(pld_ready_round(c, a));
     for (uint64_t i = 0; i < len; i += tile) {{
         const uint64_t m = len - i < tile ? len - i : tile, off = a->target_off + (lo + i) * sizeof({ty});
         PLD_TRY(pld_reduce_into_{op}_{dtype}(c, off, m, mine + lo + i, acc, staging));
-        for (int32_t k = 1; k < w; ++k)
+        for (int32_t k = 1; k < w && push; ++k)
             PLD_TRY(pld_put(c, (r + k) % w, off, mine + lo + i, m * sizeof({ty})));
     }}
     PLD_TRY(pld_round_all(c, a, 2));
-    return pld_settle_all(c, a, 2);
+    if (push) return pld_settle_all(c, a, 2);
+    for (int32_t i = 1; i < w; ++i) {{
+        const int32_t q = (r + i) % w;
+        const uint64_t qlo = base * (uint64_t)q + ((uint64_t)q < extra ? (uint64_t)q : extra);
+        const uint64_t qlen = base + ((uint64_t)q < extra ? 1 : 0);
+        PLD_TRY(pld_get(c, q, mine + qlo, a->target_off + qlo * sizeof({ty}), qlen * sizeof({ty})));
+    }}
+    PLD_TRY(pld_round_all(c, a, 3));
+    return pld_settle_all(c, a, 3);
 "#
     )
 }

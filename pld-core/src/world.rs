@@ -924,8 +924,11 @@ impl RankState {
             let changes = started.label_changes.load(Ordering::Relaxed);
             if !matches!(&self.recorded, Some((c, label)) if *c == changes && label.same_site(call)) {
                 let mut progress = shared.progress[self.rank].0.lock().unwrap_or_else(|p| p.into_inner());
-                progress.previous = progress.current.take().map(|(label, first)| (label, first, seq - 1));
-                progress.current = Some((call.clone(), seq));
+                // The other state of this rank may have recorded this very site: the run goes on.
+                if !progress.current.as_ref().is_some_and(|(label, _)| label.same_site(call)) {
+                    progress.previous = progress.current.take().map(|(label, first)| (label, first, seq - 1));
+                    progress.current = Some((call.clone(), seq));
+                }
                 started.label_changes.store(changes + 1, Ordering::Relaxed);
                 self.recorded = Some((changes + 1, call.clone()));
             }

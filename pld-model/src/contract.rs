@@ -231,7 +231,7 @@ pub enum KernelKind {
     /// One-shot all_reduce: every rank reduces every peer's buffer.
     AllReduceMesh,
     /// Two-shot all_reduce (mesh mode, large buffers): each rank reduces one chunk from every
-    /// peer, then gathers the other reduced chunks. Same reduction order, so the same bits.
+    /// peer and writes it into every peer's buffer. Same reduction order, so the same bits.
     AllReduceTwoShot,
     /// Ring all_reduce: reduce-scatter then all-gather between neighbours.
     AllReduceRing,
