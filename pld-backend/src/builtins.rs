@@ -470,6 +470,17 @@ const LL_ROWS: &str = r#"static inline int pld_ll_rows(const pld_ctx *c, const p
     return pld_ll_fits(c, a, row) && (c->nranks > 2 || row < 2048);
 }
 
+/* Row p of `target` receives peer p's message of this call, for every peer. */
+static inline int32_t pld_ll_receive_rows(pld_ctx *c, const pld_coll_args *a, uint8_t *target, uint64_t row) {
+    for (int32_t i = 1; i < c->nranks; ++i) {
+        const int32_t p = (c->rank + i) % c->nranks;
+        const void *data;
+        PLD_TRY(pld_ll_receive(c, a, p, &data));
+        memcpy(target + row * (uint64_t)p, data, row);
+    }
+    return PLD_OK;
+}
+
 "#;
 
 /// Row p of the target receives peer p's local row: rows that `pld_ll_rows` admits travel as a
@@ -483,13 +494,7 @@ const ALL_GATHER: &str = r#"    const uint64_t row = a->row_bytes;
     if (c->nranks == 1) return PLD_OK;
     if (pld_ll_rows(c, a, row)) {
         PLD_TRY(pld_ll_send(c, a, c->local_base + a->input_off, row));
-        for (int32_t i = 1; i < c->nranks; ++i) {
-            const int32_t p = (c->rank + i) % c->nranks;
-            const void *data;
-            PLD_TRY(pld_ll_receive(c, a, p, &data));
-            memcpy(target + row * (uint64_t)p, data, row);
-        }
-        return PLD_OK;
+        return pld_ll_receive_rows(c, a, target, row);
     }
     PLD_TRY(pld_ready_round(c, a));
     for (int32_t i = 1; i < c->nranks; ++i) {
@@ -515,13 +520,7 @@ const ALL_TO_ALL: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64_t
             const int32_t p = (c->rank + i) % c->nranks;
             PLD_TRY(pld_ll_send_to(c, a, p, c->local_base + a->input_off + row * (uint64_t)p, row));
         }
-        for (int32_t i = 1; i < c->nranks; ++i) {
-            const int32_t p = (c->rank + i) % c->nranks;
-            const void *data;
-            PLD_TRY(pld_ll_receive(c, a, p, &data));
-            memcpy(target + row * (uint64_t)p, data, row);
-        }
-        return PLD_OK;
+        return pld_ll_receive_rows(c, a, target, row);
     }
     PLD_TRY(pld_ready_round(c, a));
     for (int32_t i = 1; i < c->nranks; ++i) {
