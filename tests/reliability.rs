@@ -63,7 +63,7 @@ fn a_different_op_on_one_rank_is_an_error_on_every_rank_naming_both_sides() {
 #[test]
 fn every_kind_of_disagreement_is_caught() {
     type Call = fn(&pld::Host<'_>, bool) -> pld::Result<()>;
-    let cases: [(&str, Call); 10] = [
+    let cases: [(&str, Call); 11] = [
         // Views of one allocation, so the call (not the allocation) is what disagrees.
         ("count", |h, odd| h.all_reduce(&h.alloc("d", 36)?.view::<f32>([if odd { 8 } else { 9 }])?, AllReduce::mesh())),
         // One side small enough for LL messages, the other two-shot: different protocols, and
@@ -92,6 +92,13 @@ fn every_kind_of_disagreement_is_caught() {
         ("reduce_scatter rows and protocol", |h, odd| {
             let (n, row) = (h.nranks(), if odd { 8 } else { 4096 });
             h.reduce_scatter(&h.alloc("d", 4 * 4096 * n)?.view::<f32>([n, row])?, ReduceScatter::new())
+        }),
+        ("all_to_all_v blocks and protocol", |h, odd| {
+            let (n, cap) = (h.nranks(), if odd { 2 } else { 1024 });
+            let (d, t) = (h.alloc("d", 4 * 1024 * n)?, h.alloc("t", 4 * 1024 * n)?);
+            let (send, recv) = (h.window::<i32>("send", [n])?, h.window::<i32>("recv", [n])?);
+            let (d, t) = (d.view::<f32>([n * cap, 1])?, t.view::<f32>([n * cap, 1])?);
+            h.all_to_all_v(&d, &t, &send, &recv, Opts::new())
         }),
         ("all_to_all rows and protocol", |h, odd| {
             let (n, row) = (h.nranks(), if odd { 8 } else { 4096 });

@@ -14,6 +14,7 @@ use crate::DeviceSource;
 /// The builtin collective library: every variant of [`KernelVariant::all`].
 pub fn builtin_source() -> DeviceSource {
     let mut c = String::from(LL_ROWS);
+    c.push_str(COUNT_CHECK);
     for op in ReduceOp::ALL {
         for dtype in DType::ALL {
             c.push_str(&reduce_helper(op, dtype));
@@ -483,6 +484,19 @@ static inline int32_t pld_ll_receive_rows(pld_ctx *c, const pld_coll_args *a, ui
 
 "#;
 
+/// all_to_all_v's check of one count against the block capacity: outside [0, cap], the
+/// diagnosis names the count's cell (`cell_off`, in the sender's window), the peer and the value.
+const COUNT_CHECK: &str = r#"static inline int32_t pld_check_count(pld_ctx *c, int32_t count, int64_t cap, uint64_t cell_off, int32_t peer) {
+    if (count >= 0 && count <= cap) return PLD_OK;
+    c->diag->cell_off = cell_off;
+    c->diag->index = peer;
+    c->diag->value = count;
+    c->diag->limit = cap;
+    return PLD_BAD_COUNT;
+}
+
+"#;
+
 /// Row p of the target receives peer p's local row: rows that `pld_ll_rows` admits travel as a
 /// message to every peer (no rounds); larger ones are pulled between a ready round and a closing
 /// round.
@@ -534,7 +548,9 @@ const ALL_TO_ALL: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64_t
 /// Input and target are [nranks * max_rows] rows; block d of the input holds the rows for peer
 /// d. Each rank first checks its own send counts (so a bad count is reported by its sender,
 /// before anything moves), then pulls exactly the counted rows of its block from every peer and
-/// records the counts in recv_counts.
+/// records the counts in recv_counts. Where a whole block and its count fit an LL slot (as
+/// `pld_ll_rows` admits), each block travels instead as a message to its peer: the count, then
+/// the counted rows (no rounds).
 const ALL_TO_ALL_V: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64_t)c->nranks, r = (uint64_t)c->rank;
     const int64_t cap = a->max_rows;
     const uint64_t block = row * (uint64_t)cap;
@@ -544,28 +560,39 @@ const ALL_TO_ALL_V: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64
         !pld_in_window(c, a->recv_counts_off, 4 * w)) return PLD_OUT_OF_BOUNDS;
     const int32_t *send = (const int32_t *)(c->local_base + a->send_counts_off);
     int32_t *recv = (int32_t *)(c->local_base + a->recv_counts_off);
-    for (uint64_t d = 0; d < w; ++d) {
-        if (send[d] < 0 || send[d] > cap) {
-            c->diag->cell_off = a->send_counts_off + 4 * d;
-            c->diag->index = (int32_t)d;
-            c->diag->value = send[d];
-            c->diag->limit = cap;
-            return PLD_BAD_COUNT;
+    for (uint64_t d = 0; d < w; ++d) PLD_TRY(pld_check_count(c, send[d], cap, a->send_counts_off + 4 * d, (int32_t)d));
+    uint8_t *target = c->local_base + a->target_off;
+    if (w > 1 && 8 + block <= c->scratch_bytes && pld_ll_rows(c, a, 8 + block)) {
+        PLD_TRY(pld_publish(c, a)); /* for peers in another collective, which probe the board */
+        uint8_t *message = c->scratch;
+        for (uint64_t i = 1; i < w; ++i) {
+            const int32_t p = (int32_t)((r + i) % w);
+            const uint64_t bytes = row * (uint64_t)send[p];
+            memset(message, 0, 8);
+            memcpy(message, &send[p], 4);
+            memcpy(message + 8, c->local_base + a->input_off + block * (uint64_t)p, bytes);
+            PLD_TRY(pld_ll_send_to(c, a, p, message, 8 + bytes));
         }
+        recv[r] = send[r];
+        pld_copy(target + block * r, c->local_base + a->input_off + block * r, row * (uint64_t)send[r]);
+        for (uint64_t i = 1; i < w; ++i) {
+            const int32_t p = (int32_t)((r + i) % w);
+            const void *data;
+            int32_t count;
+            PLD_TRY(pld_ll_receive(c, a, p, &data));
+            memcpy(&count, data, 4);
+            PLD_TRY(pld_check_count(c, count, cap, a->send_counts_off + 4 * r, p));
+            recv[p] = count;
+            memcpy(target + block * (uint64_t)p, (const uint8_t *)data + 8, row * (uint64_t)count);
+        }
+        return PLD_OK;
     }
     if (w > 1) PLD_TRY(pld_ready_round(c, a));
-    uint8_t *target = c->local_base + a->target_off;
     for (uint64_t i = 0; i < w; ++i) {
         const int32_t p = (int32_t)((r + i) % w);
         int32_t count;
         PLD_TRY(pld_get(c, p, &count, a->send_counts_off + 4 * r, 4));
-        if (count < 0 || count > cap) {
-            c->diag->cell_off = a->send_counts_off + 4 * r;
-            c->diag->index = p;
-            c->diag->value = count;
-            c->diag->limit = cap;
-            return PLD_BAD_COUNT;
-        }
+        PLD_TRY(pld_check_count(c, count, cap, a->send_counts_off + 4 * r, p));
         recv[p] = count;
         PLD_TRY(pld_get(c, p, target + block * (uint64_t)p, a->input_off + block * r,
                         row * (uint64_t)count));
