@@ -95,7 +95,15 @@ fn a2av_with_counts(counts_on_rank_1: Vec<i32>) -> Error {
         Ok(Err(e)) | Err(e) => e,
         Ok(Ok(())) => panic!("bad counts accepted"),
     };
-    // The failed call's credits are reset: the same signal works right away.
+    // The host that met the failure keeps reporting it; a new host finds the world as good as new.
+    assert_eq!(host.sync().unwrap_err(), err, "the failure sticks to its host");
+    drop(host);
+    let host = world.host().unwrap();
+    let input = host.window::<f32>("input", [3 * 2, 4]).unwrap();
+    let target = host.window::<f32>("target", [3 * 2, 4]).unwrap();
+    let send = host.window::<i32>("send_counts", [3]).unwrap();
+    let recv = host.window::<i32>("recv_counts", [3]).unwrap();
+    let signal = host.signal("sig").unwrap();
     for r in 0..3 {
         host.write(&send, r, &[1, 1, 1]).unwrap();
     }
@@ -236,7 +244,10 @@ fn a_kernel_that_never_notifies_times_out_with_a_diagnosis() {
     let message = err.to_string();
     assert!(message.contains("peers that never arrived: [2]"), "{message}");
 
-    // The world is usable afterwards.
+    // The failure sticks to the host that met it; the world is usable afterwards.
+    assert!(host.barrier(Opts::new()).is_err(), "a failed host takes no more calls");
+    drop(host);
+    let host = world.host().unwrap();
     let fresh = host.signal("fresh").unwrap();
     host.barrier(Opts::new().signal(&fresh)).unwrap();
     host.sync().unwrap();
@@ -260,6 +271,9 @@ fn a_kernel_that_fails_on_one_rank_fails_the_call_everywhere() {
     assert!(matches!(&err, Error::KernelFailed { rank: 1, call, .. } if call.contains("fail_on")), "{err}");
     assert_eq!(err.rank(), Some(1));
     assert!(started.elapsed() < Duration::from_secs(30), "the other ranks were left waiting");
+    assert_eq!(host.sync().unwrap_err(), err, "the failure sticks to its host");
+    drop(host);
+    let host = world.host().unwrap();
     let fresh = host.signal("fresh").unwrap();
     host.barrier(Opts::new().signal(&fresh)).unwrap();
     host.sync().unwrap();

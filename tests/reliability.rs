@@ -236,3 +236,114 @@ fn spmd_hosts_share_their_windows_and_drive_only_their_rank() {
     assert_eq!(world.live_window_bytes(), 0, "every window of the section is freed");
     assert!(matches!(world.spmd(|_| Ok(())).unwrap().as_slice(), [Ok(()), Ok(()), Ok(()), Ok(())]));
 }
+
+#[test]
+fn all_to_all_v_over_one_allocation_viewed_with_other_rows_is_a_mismatch_on_both_ranks() {
+    // 12 f32 on both ranks, but [4, 3] (blocks of 2 rows of 3) against [6, 2] (blocks of 3
+    // rows of 2): the element counts agree, the rows do not, and an element never sent would
+    // show up as 0.0 if data moved.
+    let world = world(2, LONG);
+    let results = world
+        .spmd(|host| {
+            let dims = if host.rank() == Some(0) { [4, 3] } else { [6, 2] };
+            let (input, target) = (host.alloc("input", 48)?, host.alloc("target", 48)?);
+            let (send, recv) = (host.window::<i32>("send", [2])?, host.window::<i32>("recv", [2])?);
+            let me = host.rank().unwrap();
+            host.write(&send, me, &[1, 1])?;
+            let (input, target) = (input.view::<f32>(dims)?, target.view::<f32>(dims)?);
+            host.write(&input, me, &[1.0; 12])?;
+            host.all_to_all_v(&input, &target, &send, &recv, Opts::new())?;
+            host.sync()
+        })
+        .unwrap();
+    for (rank, result) in results.iter().enumerate() {
+        let err = result.as_ref().expect_err("a disagreement on the rows must not return Ok");
+        assert!(matches!(err, Error::MismatchedCall { .. }), "rank {rank}: {err}");
+        let message = err.to_string();
+        assert!(message.contains("row_len = 3") && message.contains("row_len = 2"), "rank {rank}: {message}");
+    }
+    assert_usable(&world);
+}
+
+#[test]
+fn a_failed_section_with_ll_calls_in_flight_leaves_the_world_as_good_as_new() {
+    // Rank 0 sends small (LL) calls while rank 1 fails or makes no call: the calls never meet,
+    // and the next section must start from a clean slate, not wait for rank 1 to read the LL
+    // slot rank 0 wrote (8 calls: the next section's first call uses that slot again).
+    let world = world(2, Duration::from_secs(1));
+    // (calls rank 0 makes, whether rank 1 fails after a while or makes no call at all)
+    for (round, (calls, fails)) in [(8, true), (8, false), (16, true), (8, false)].into_iter().enumerate() {
+        let results = world
+            .spmd(|host| {
+                if host.rank() == Some(1) {
+                    if !fails {
+                        return Ok(());
+                    }
+                    std::thread::sleep(Duration::from_millis(300));
+                    return Err(Error::RankPanicked {
+                        rank: 1,
+                        call: "the test".into(),
+                        message: format!("round {round}"),
+                    });
+                }
+                let data = host.window::<f32>("small", [16])?;
+                for _ in 0..calls {
+                    host.all_reduce(&data, AllReduce::mesh())?;
+                }
+                host.sync()
+            })
+            .unwrap();
+        assert!(results.iter().all(Result::is_err));
+        let started = Instant::now();
+        let results = world
+            .spmd(|host| {
+                let data = host.window::<f32>("small", [16])?;
+                let me = host.rank().unwrap();
+                host.write(&data, me, &[me as f32 + 1.0; 16])?;
+                for _ in 0..20 {
+                    host.all_reduce(&data, AllReduce::mesh().op(ReduceOp::Max))?;
+                }
+                host.read(&data, me)
+            })
+            .unwrap();
+        for (rank, result) in results.into_iter().enumerate() {
+            assert_eq!(result.unwrap(), vec![2.0; 16], "round {round}, rank {rank}");
+        }
+        assert!(started.elapsed() < Duration::from_millis(900), "round {round}: the healthy section waited");
+    }
+}
+
+#[test]
+fn once_a_host_s_work_failed_every_later_call_on_it_fails_until_it_is_dropped() {
+    let world = world(2, LONG);
+    // What rank 0 saw after its first failed sync, checked outside the section (a failed
+    // assertion inside would only be another failed rank).
+    let seen = std::sync::Mutex::new(Vec::new());
+    let results = world
+        .spmd(|host| {
+            let data = host.window::<f32>("data", [1024])?;
+            let me = host.rank().unwrap();
+            host.write(&data, me, &[1.0; 1024])?;
+            if me == 1 {
+                return Err(Error::RankPanicked { rank: 1, call: "the test".into(), message: "gives up".into() });
+            }
+            host.all_reduce(&data, AllReduce::mesh())?;
+            let first = host.sync().map_err(|e| e.to_string());
+            let mut seen = seen.lock().unwrap();
+            seen.push(("first sync", first.clone().err()));
+            seen.push(("second sync", host.sync().err().map(|e| e.to_string())));
+            seen.push(("read", host.read(&data, me).err().map(|e| e.to_string())));
+            seen.push(("all_reduce", host.all_reduce(&data, AllReduce::mesh()).err().map(|e| e.to_string())));
+            seen.push(("write", host.write(&data, me, &[2.0; 1024]).err().map(|e| e.to_string())));
+            Ok(())
+        })
+        .unwrap();
+    assert!(results.iter().all(Result::is_err));
+    let seen = seen.into_inner().unwrap();
+    let first = seen[0].1.clone().expect("the all_reduce met a failed peer");
+    for (what, outcome) in &seen[1..] {
+        // The failure sticks: no later call returns Ok or hands back data never reduced.
+        assert_eq!(outcome.as_deref(), Some(first.as_str()), "{what} after the failure");
+    }
+    assert_usable(&world);
+}

@@ -258,3 +258,34 @@ pub mod hand_rolled {
         results
     }
 }
+
+/// Waits that take their time: one kernel waits twice on credits another rank's kernels give
+/// with pauses between them (every wait has its own deadline, not the kernel as a whole).
+#[pld::program]
+pub mod slow_credits {
+    /// Waits for a first credit from rank 1 in cell 1, then a second; leaves the cell zero.
+    #[pld::kernel]
+    pub fn wait_twice(signal: &DistributedTensor<i32>) {
+        wait(signal, 1, 1, Ge);
+        wait(signal, 1, 2, Ge);
+        notify(signal, rank(), 1, -2, AtomicAdd);
+    }
+
+    /// Gives rank 0 one credit in cell 1.
+    #[pld::kernel]
+    pub fn credit(signal: &DistributedTensor<i32>) {
+        notify(signal, 0, 1, 1, AtomicAdd);
+    }
+
+    /// Rank 0 waits for `credits` credits (at most 2 arrive) from rank 1, which gives one after
+    /// each pause of `pause_ms`.
+    #[pld::host]
+    pub fn paused(pause_ms: u64, credits: usize) {
+        let signal = window!(i32, [world_size()]);
+        launch!(wait_twice(signal), device = 0);
+        for _ in 0..credits {
+            std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+            launch!(credit(signal), device = 1);
+        }
+    }
+}

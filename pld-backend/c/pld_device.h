@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 4
+#define PLD_ABI_VERSION 5
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -104,11 +104,9 @@ typedef struct pld_ctx {
     uint64_t window_bytes;       /* size of every rank's window */
     int32_t *sleepers;           /* [nranks] waiters asleep per rank (shared) */
     const int32_t *abort_flag;   /* non-zero: another rank failed, stop waiting */
-    uint64_t deadline_ns;        /* CLOCK_MONOTONIC; a wait past it fails with PLD_TIMEOUT. 0 until
-                                  * a wait first leaves its spin and yield phases, which sets it
-                                  * to now + timeout_ns (a call that never waits long never reads
-                                  * the clock: that read was a tenth of a small collective) */
-    uint64_t timeout_ns;
+    uint64_t timeout_ns;         /* the deadline of every wait, from the moment it first leaves its
+                                  * spin and yield phases (a wait that never does never reads the
+                                  * clock: that read was a tenth of a small collective) */
     uint8_t *scratch;            /* private to this rank */
     uint64_t scratch_bytes;
     const pld_ops *ops;
@@ -219,7 +217,10 @@ static inline int32_t pld_timed_out(pld_ctx *c, uint64_t cell_off, int32_t expec
 typedef struct pld_backoff {
     int32_t spins;
     int32_t yields;
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 until this wait first sleeps: each wait has its own */
 } pld_backoff;
+
+#define PLD_BACKOFF_INIT {0, 0, 0}
 
 static inline int pld_backoff_spinning(const pld_ctx *c, const pld_backoff *b) {
     return b->spins < c->spin_limit;
@@ -238,9 +239,9 @@ static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t
         return PLD_OK;
     }
     uint64_t now = pld_now_ns();
-    if (c->deadline_ns == 0) c->deadline_ns = now + c->timeout_ns < now ? UINT64_MAX : now + c->timeout_ns;
-    if (now >= c->deadline_ns) return PLD_TIMEOUT;
-    uint64_t slice = c->deadline_ns - now;
+    if (b->deadline_ns == 0) b->deadline_ns = now + c->timeout_ns < now ? UINT64_MAX : now + c->timeout_ns;
+    if (now >= b->deadline_ns) return PLD_TIMEOUT;
+    uint64_t slice = b->deadline_ns - now;
     if (slice > 4000000ull) slice = 4000000ull;
     if (!cell) {
         struct timespec pause = {0, 50000};
@@ -267,7 +268,7 @@ static inline int32_t pld_wait_probed(pld_ctx *c, uint64_t cell_off, int32_t exp
                                       int32_t peer) {
     if (cell_off % 4 != 0 || !pld_in_window(c, cell_off, 4)) return PLD_OUT_OF_BOUNDS;
     int32_t *cell = (int32_t *)(c->local_base + cell_off);
-    pld_backoff b = {0, 0};
+    pld_backoff b = PLD_BACKOFF_INIT;
     for (;;) {
         const int32_t v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
         if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
@@ -571,7 +572,7 @@ static inline int32_t pld_ll_send_to(pld_ctx *c, const pld_coll_args *a, int32_t
     uint64_t *sent = &last_sent[(uint64_t)p * PLD_LL_SLOTS + seq % PLD_LL_SLOTS];
     if (known_past[p] < *sent) {
         const uint64_t *past = (const uint64_t *)(c->peer_bases[p] + a->ll_off);
-        pld_backoff b = {0, 0};
+        pld_backoff b = PLD_BACKOFF_INIT;
         while ((known_past[p] = __atomic_load_n(past, __ATOMIC_ACQUIRE)) < *sent) {
             const int32_t status = pld_backoff_step(c, &b, NULL, 0);
             if (status == PLD_TIMEOUT) {
@@ -606,7 +607,7 @@ static inline int32_t pld_ll_send(pld_ctx *c, const pld_coll_args *a, const void
 static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t peer, const void **data) {
     const uint64_t seq = a->call.seq, off = pld_ll_slot_off(c, a, peer);
     pld_fingerprint *header = (pld_fingerprint *)(c->local_base + off);
-    pld_backoff b = {0, 0};
+    pld_backoff b = PLD_BACKOFF_INIT;
     uint64_t v;
     while ((v = __atomic_load_n(&header->seq, __ATOMIC_ACQUIRE)) != seq) {
         if (!pld_backoff_spinning(c, &b)) PLD_TRY(pld_probe_peer(c, a, peer));

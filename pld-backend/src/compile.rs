@@ -21,11 +21,12 @@ pub struct DeviceArtifact {
 pub struct DeviceCompiler {
     opt_level: u32,
     warnings_as_errors: bool,
+    compiler: Option<PathBuf>,
 }
 
 impl Default for DeviceCompiler {
     fn default() -> Self {
-        DeviceCompiler { opt_level: 3, warnings_as_errors: true }
+        DeviceCompiler { opt_level: 3, warnings_as_errors: true, compiler: None }
     }
 }
 
@@ -44,6 +45,12 @@ impl DeviceCompiler {
     /// Whether a compiler warning fails the build (on by default: generated code must be clean).
     pub fn warnings_as_errors(mut self, yes: bool) -> DeviceCompiler {
         self.warnings_as_errors = yes;
+        self
+    }
+
+    /// Uses the C compiler at `path` instead of the one `cc` finds (`CC`, the target's default).
+    pub fn compiler(mut self, path: impl Into<PathBuf>) -> DeviceCompiler {
+        self.compiler = Some(path.into());
         self
     }
 
@@ -66,8 +73,14 @@ impl DeviceCompiler {
         if unchanged {
             return Ok(DeviceArtifact { path: so, hash: source.hash().to_owned(), c_file });
         }
+        // Nothing of an earlier build survives a compile that fails: the binary is written
+        // under another name and renamed only once it is complete, and a failed compile leaves
+        // no C file for the next build's "unchanged" check to match (a later good build of the
+        // same code compiled nothing and handed back the stale binary of the one before).
+        remove_if_present(&so)?;
         write(header_path, HEADER)?;
         write(c_file.clone(), &c)?;
+        let partial = out_dir.join(format!("lib{name}.so.partial"));
 
         let mut cmd = self.command()?;
         cmd.args(["-std=gnu11", "-shared", "-fPIC", "-Wall", "-Wno-unused-function"]);
@@ -75,22 +88,31 @@ impl DeviceCompiler {
             cmd.arg("-Werror");
         }
         cmd.arg(format!("-O{}", self.opt_level)).arg("-I").arg(out_dir);
-        cmd.arg("-o").arg(&so).arg(&c_file);
+        cmd.arg("-o").arg(&partial).arg(&c_file);
         let compiler = format!("{:?}", cmd.get_program());
-        let output = cmd.output().map_err(|source| BackendError::Spawn { compiler, source })?;
-        if !output.status.success() {
-            return Err(BackendError::Compile {
-                source_file: c_file,
-                status: output.status,
-                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            });
+        let output = cmd.output();
+        let failed = |status: Option<std::process::ExitStatus>, stderr: String| {
+            let _ = std::fs::remove_file(&c_file);
+            let _ = std::fs::remove_file(&partial);
+            match status {
+                Some(status) => BackendError::Compile { source_file: c_file.clone(), status, stderr },
+                None => BackendError::Spawn { compiler: compiler.clone(), source: std::io::Error::other(stderr) },
+            }
+        };
+        let output = output.map_err(|e| failed(None, e.to_string()))?;
+        if !output.status.success() || !partial.exists() {
+            return Err(failed(Some(output.status), String::from_utf8_lossy(&output.stderr).into_owned()));
         }
+        std::fs::rename(&partial, &so).map_err(|source| BackendError::Write { path: so.clone(), source })?;
         Ok(DeviceArtifact { path: so, hash: source.hash().to_owned(), c_file })
     }
 
     /// The compiler command from `cc`, usable both inside a build script (where cargo sets
     /// TARGET/HOST) and outside one (tests, tools), where the host triple is assumed.
     fn command(&self) -> Result<Command, BackendError> {
+        if let Some(path) = &self.compiler {
+            return Ok(Command::new(path));
+        }
         let host = std::env::var("HOST").unwrap_or_else(|_| host_triple());
         let target = std::env::var("TARGET").unwrap_or_else(|_| host.clone());
         let compiler = cc::Build::new()
@@ -102,6 +124,15 @@ impl DeviceCompiler {
             .try_get_compiler()
             .map_err(|e| BackendError::NoCompiler(e.to_string()))?;
         Ok(compiler.to_command())
+    }
+}
+
+fn remove_if_present(path: &Path) -> Result<(), BackendError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(BackendError::Write { path: path.to_path_buf(), source: e })
+        }
+        _ => Ok(()),
     }
 }
 

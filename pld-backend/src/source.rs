@@ -13,7 +13,7 @@ impl DeviceSource {
     /// Wraps generated kernel code. The content hash covers the code and the ABI header, so a
     /// binary built from other code or against another header is told apart at load.
     pub fn new(body: String) -> DeviceSource {
-        let hash = format!("fnv1a64:{:016x}", fnv1a64(&[HEADER.as_bytes(), body.as_bytes()]));
+        let hash = pld_model::fnv1a64([HEADER.as_bytes(), body.as_bytes()]);
         DeviceSource { body, hash }
     }
 
@@ -37,20 +37,6 @@ impl DeviceSource {
         c.push_str(&identity_definitions(&self.hash));
         c
     }
-}
-
-/// FNV-1a, 64 bit: a stable content fingerprint (stale-binary detection, not security).
-fn fnv1a64(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for &b in *part {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use pld_model::Element;
 
-use crate::window::Allocation;
-use crate::{DeviceBinary, Error, Kernel, Result, Window};
+use crate::device::{DeviceBinary, Kernel};
+use crate::error::{Error, Result};
+use crate::memory::{Allocation, Window};
 
 /// Something a collective can take as a window operand: a [`Window`] (or a reference to one).
 #[diagnostic::on_unimplemented(

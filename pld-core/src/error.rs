@@ -26,6 +26,58 @@ pub enum Error {
         /// The OS's answer.
         reason: String,
     },
+    /// A setting (a `PLD_*` variable or a builder value) that cannot be meant.
+    #[error("{setting} = `{value}` is not a valid setting: expected {expected}")]
+    InvalidSetting {
+        /// The variable or builder method.
+        setting: String,
+        /// The value given.
+        value: String,
+        /// The form it accepts.
+        expected: String,
+    },
+    /// The processes of an MPI job run with different settings that shape memory or the
+    /// protocol: they would write where their peers do not read.
+    #[error(
+        "the processes of this job disagree on {setting}: {}; every process must run with the same value",
+        values.iter().enumerate().map(|(r, v)| format!("rank {r} has {v}")).collect::<Vec<_>>().join(", ")
+    )]
+    MismatchedSettings {
+        /// The variable (or builder method).
+        setting: String,
+        /// Each rank's value, by rank.
+        values: Vec<u64>,
+    },
+    /// A rank could not allocate a window every rank was allocating (the others stop too,
+    /// rather than wait for it).
+    #[error(
+        "rank {failed_rank} could not allocate window `{name}` ({bytes} bytes per rank): its largest free \
+         block is {available} bytes (raise PLD_WINDOW_BYTES or WorldBuilder::window_bytes)"
+    )]
+    AllocationFailed {
+        /// The rank whose allocation failed.
+        failed_rank: usize,
+        /// The window.
+        name: String,
+        /// Its size per rank.
+        bytes: usize,
+        /// The largest free block that rank had.
+        available: usize,
+    },
+    /// The processes of a job did not all reach an agreement (an allocation) within the
+    /// deadline.
+    #[error(
+        "rank {rank} waited {timeout_ms} ms in {what} for the other processes, which never all arrived \
+         (a process took another path, or stopped)"
+    )]
+    AgreementTimeout {
+        /// The rank that gave up.
+        rank: usize,
+        /// What it was agreeing on.
+        what: String,
+        /// The deadline.
+        timeout_ms: u64,
+    },
     /// Two host scopes on one world at the same time would interleave their collectives.
     #[error(
         "another host scope is active on this world; a world runs one host function at a time \
@@ -283,7 +335,8 @@ impl Error {
             | Error::MismatchedAllocation { rank, .. }
             | Error::KernelFailed { rank, .. }
             | Error::RankPanicked { rank, .. }
-            | Error::Aborted { rank, .. } => Some(*rank),
+            | Error::Aborted { rank, .. }
+            | Error::AgreementTimeout { rank, .. } => Some(*rank),
             _ => None,
         }
     }

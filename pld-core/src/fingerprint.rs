@@ -1,5 +1,5 @@
 //! Call fingerprints: what one collective call is (collective and algorithm, op, dtype, root,
-//! element count) and its number on the rank, in the four words the device compares before it
+//! element count, row length) and its number on the rank, in the four words the device compares before it
 //! moves any data (`pld_check_peer` in the ABI header). Only this module gives the words meaning.
 
 use pld_model::{DType, KernelKind, ReduceOp};
@@ -21,6 +21,10 @@ pub(crate) struct Fingerprint {
     pub root: i32,
     /// Elements of the call's main operand (all_gather: of `local`; all_to_all(_v): of `input`).
     pub count: u64,
+    /// Elements of one row of the main operand: views of one size with other rows (an
+    /// all_to_all_v input of [4, 3] against [6, 2]) are different calls. Kept to 32 bits in
+    /// the words (folded: two lengths differ there unless they differ by a multiple of 2^32).
+    pub row_len: u64,
 }
 
 fn index_of<T: PartialEq>(all: &[T], x: &T) -> u64 {
@@ -40,7 +44,11 @@ impl Fingerprint {
         let kind = index_of(&KernelKind::ALL, &self.kind);
         let op = self.op.map_or(0, |op| index_of(&ReduceOp::ALL, &op));
         let dtype = self.dtype.map_or(0, |d| index_of(&DType::ALL, &d));
-        FingerprintWords { seq: self.seq, what: [kind | op << 8 | dtype << 16, self.root as u32 as u64, self.count] }
+        let row = (self.row_len ^ self.row_len >> 32) & 0xffff_ffff;
+        FingerprintWords {
+            seq: self.seq,
+            what: [kind | op << 8 | dtype << 16, self.root as u32 as u64 | row << 32, self.count],
+        }
     }
 
     /// Decodes words published by a peer; `None` when they are no fingerprint this runtime
@@ -56,8 +64,9 @@ impl Fingerprint {
             kind,
             op: from_index(&ReduceOp::ALL, (code >> 8) & 0xff)?,
             dtype: from_index(&DType::ALL, (code >> 16) & 0xff)?,
-            root: u32::try_from(root).ok()? as i32,
+            root: root as u32 as i32,
             count,
+            row_len: root >> 32,
         })
     }
 
@@ -77,6 +86,9 @@ impl Fingerprint {
         if let Some(dtype) = self.dtype {
             args.push(format!("dtype = {dtype}"));
             args.push(format!("count = {}", self.count));
+            if self.kind == KernelKind::AllToAllV {
+                args.push(format!("row_len = {}", self.row_len));
+            }
         }
         format!("{}({}) as call #{}", self.kind.collective().name(), args.join(", "), self.seq)
     }
@@ -100,12 +112,27 @@ mod tests {
         for kind in KernelKind::ALL {
             for op in [None, Some(ReduceOp::Max)] {
                 for dtype in [None, Some(DType::BF16), Some(DType::U64)] {
-                    let f = Fingerprint { seq: 7, kind, op, dtype, root: 3, count: 1 << 40 };
+                    let f = Fingerprint { seq: 7, kind, op, dtype, root: 3, count: 1 << 40, row_len: 12 };
                     assert_eq!(Fingerprint::decode(f.words()), Some(f));
                 }
             }
         }
         assert_eq!(describe_words(FingerprintWords::default()), "no collective");
+    }
+
+    #[test]
+    fn views_with_other_rows_are_other_calls() {
+        let rows = |row_len| Fingerprint {
+            seq: 1,
+            kind: KernelKind::AllToAllV,
+            op: None,
+            dtype: Some(DType::F32),
+            root: 0,
+            count: 12,
+            row_len,
+        };
+        assert_ne!(rows(3).words(), rows(2).words());
+        assert!(rows(3).describe().contains("row_len = 3"), "{}", rows(3).describe());
     }
 
     #[test]
@@ -117,6 +144,7 @@ mod tests {
             dtype: Some(DType::F32),
             root: 0,
             count: 1024,
+            row_len: 1024,
         };
         assert_eq!(f.describe(), "all_reduce(mode = mesh, op = sum, dtype = f32, count = 1024) as call #3");
     }

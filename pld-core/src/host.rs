@@ -4,17 +4,33 @@
 //! its own ([`World::spmd`]), as each process does under MPI.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use pld_model::{Collective, Element};
 
+use crate::call::{Label, SignalCells};
 use crate::device::Kernel;
-use crate::window::{Allocation, Buffer, Shape};
-use crate::world::{Job, RankState, Shared, Task, label};
-use crate::{Error, Result, Window, World};
+use crate::error::{Error, Result};
+use crate::memory::{Allocation, Buffer, Shape, Window};
+use crate::rank::{Job, KernelCall, RankState, Task};
+use crate::section::Section;
+use crate::transport::AllocationClaim;
+use crate::world::World;
+
+impl World {
+    /// Opens the host scope: the single controller that allocates windows, stages data and
+    /// calls collectives. One at a time per world ([`Error::WorldBusy`] otherwise).
+    pub fn host(&self) -> Result<Host<'_>> {
+        if self.shared().host_active.swap(true, Ordering::AcqRel) {
+            return Err(Error::WorldBusy);
+        }
+        Ok(Host::new(self, self.local_ranks(), None))
+    }
+}
 
 /// The host scope of a [`World`], opened by [`World::host`] (driving every rank) or given to
 /// each rank's host function by [`World::spmd`] (driving that rank).
@@ -35,55 +51,10 @@ pub struct Host<'w> {
     auto_names: Cell<usize>,
     /// The device state this host runs its rank's calls with when it runs them itself.
     inline: RefCell<Option<RankState>>,
+    /// The failure this host's work met: every later call returns it until the host is
+    /// dropped (a world-wide reset clears the ranks, not what this host's program saw).
+    failed: RefCell<Option<Error>>,
     _single_thread: PhantomData<*const ()>,
-}
-
-/// The windows of one [`World::spmd`] section: each rank's k-th allocation is one window,
-/// created by the first rank to reach it and handed to the others.
-pub(crate) struct Section {
-    nranks: usize,
-    pending: Mutex<HashMap<u64, SharedAllocation>>,
-}
-
-struct SharedAllocation {
-    alloc: Arc<Allocation>,
-    first_rank: usize,
-    waiting: usize,
-}
-
-impl Section {
-    pub(crate) fn new(nranks: usize) -> Section {
-        Section { nranks, pending: Mutex::new(HashMap::new()) }
-    }
-
-    fn alloc(&self, world: &World, rank: usize, index: u64, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(entry) = pending.get_mut(&index) else {
-            let alloc = Allocation::new(world.shared(), name, bytes)?;
-            if self.nranks > 1 {
-                let entry = SharedAllocation { alloc: Arc::clone(&alloc), first_rank: rank, waiting: self.nranks - 1 };
-                pending.insert(index, entry);
-            }
-            return Ok(alloc);
-        };
-        if entry.alloc.bytes() != bytes || entry.alloc.name() != name {
-            return Err(Error::MismatchedAllocation {
-                rank,
-                name: name.to_owned(),
-                bytes,
-                index,
-                peer: entry.first_rank,
-                peer_name: entry.alloc.name().to_owned(),
-                peer_bytes: entry.alloc.bytes(),
-            });
-        }
-        let alloc = Arc::clone(&entry.alloc);
-        entry.waiting -= 1;
-        if entry.waiting == 0 {
-            pending.remove(&index);
-        }
-        Ok(alloc)
-    }
 }
 
 impl<'w> Host<'w> {
@@ -97,6 +68,7 @@ impl<'w> Host<'w> {
             in_flight: RefCell::new(VecDeque::new()),
             auto_names: Cell::new(0),
             inline: RefCell::new(None),
+            failed: RefCell::new(None),
             _single_thread: PhantomData,
         }
     }
@@ -109,19 +81,35 @@ impl<'w> Host<'w> {
 
     /// A window of this host's ranks: allocated here, or collectively in an SPMD section.
     fn allocate(&self, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
+        self.check_healthy()?;
         let index = self.allocations.get();
         self.allocations.set(index + 1);
         match &self.section {
             None => {
-                let alloc = Allocation::new(self.world.shared(), name, bytes)?;
+                let shared = self.world.shared();
+                let alloc = Allocation::new(shared.heap(), name, bytes);
                 // Across processes, allocation is collective: no peer may credit a new window
-                // before its owner has zeroed it, and every rank must allocate the same one.
-                if let Some(agree) = self.world.shared().fabric.agree_on_allocation {
-                    agree(self.ranks.start, index, name, bytes)?;
+                // before its owner has zeroed it, and every rank must allocate the same one. A
+                // rank that could not allocate still takes part, so every rank hears why.
+                if let Some(agree) = shared.fabric.agree_on_allocation {
+                    let failed = alloc.as_ref().err().map(|_| shared.heap().largest_free());
+                    let claim = AllocationClaim { rank: self.ranks.start, index, name, bytes, failed };
+                    let agreed = agree(&claim, shared.settings.timeout);
+                    let alloc = alloc?;
+                    agreed?;
+                    return Ok(alloc);
                 }
-                Ok(alloc)
+                alloc
             }
             Some(section) => section.alloc(self.world, self.ranks.start, index, name, bytes),
+        }
+    }
+
+    /// The failure this host's work met, if any: once one did, every call returns it.
+    pub(crate) fn check_healthy(&self) -> Result<()> {
+        match &*self.failed.borrow() {
+            Some(error) => Err(error.clone()),
+            None => Ok(()),
         }
     }
 
@@ -165,7 +153,8 @@ impl<'w> Host<'w> {
 
     /// Staging and kernels may only touch windows of this scope's world.
     fn check_world<T: Element>(&self, window: &Window<'_, T>) -> Result<()> {
-        if !window.belongs_to(self.world.shared()) {
+        self.check_healthy()?;
+        if !window.belongs_to(self.world.shared().heap()) {
             return Err(foreign_window(format!("staging `{}`", window.name()), "window", window.name()));
         }
         Ok(())
@@ -195,22 +184,18 @@ impl<'w> Host<'w> {
         }
         let bytes: Vec<u8> = bytemuck::cast_slice(data).to_vec();
         let offset = window.offset();
-        let call = label(format!("write of `{}` on rank {rank}", window.name()));
-        self.enqueue(
+        let call = Label::text(format!("write of `{}` on rank {rank}", window.name()));
+        self.submit(
             rank,
-            Task {
-                call,
-                seq: 0,
-                signal: None,
-                job: Job::Work(Box::new(move |state| {
-                    // SAFETY: the view lies inside the allocation, which lives while the host
-                    // scope does; this rank's queue orders the copy with its kernels.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), state.local_base().add(offset), bytes.len())
-                    };
-                    Ok(())
-                })),
-            },
+            &call,
+            0,
+            None,
+            Submission::Work(Box::new(move |state| {
+                // SAFETY: the view lies inside the allocation, which lives while the host
+                // scope does; this rank's queue orders the copy with its kernels.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), state.local_base().add(offset), bytes.len()) };
+                Ok(())
+            })),
         );
         Ok(())
     }
@@ -235,7 +220,7 @@ impl<'w> Host<'w> {
             });
         }
         self.sync()?;
-        let src = self.world.shared().fabric.heap.base(rank);
+        let src = self.world.shared().heap().base(rank);
         // SAFETY: every queue is drained, so no kernel touches the window; the view lies inside
         // its allocation and `out` holds exactly its bytes.
         unsafe {
@@ -273,56 +258,65 @@ impl<'w> Host<'w> {
     /// `args` must match the kernel's parameters (the launchers `#[pld::program]` generates
     /// guarantee it).
     pub unsafe fn launch_args(&self, kernel: &Kernel, device: usize, args: crate::dsl::KernelArgs<'_>) -> Result<()> {
+        self.check_healthy()?;
         self.check_rank(device, || format!("launching {}", kernel.name()))?;
         for alloc in &args.windows {
-            if !Arc::ptr_eq(alloc.shared(), self.world.shared()) {
+            if !alloc.is_in(self.world.shared().heap()) {
                 return Err(foreign_window(format!("launch of {}", kernel.name()), "window", alloc.name()));
             }
         }
         let blocking = args.blocking;
         let crate::dsl::KernelArgs { words, copies, windows, .. } = args;
         let kernel = kernel.clone();
-        let call = label(format!("kernel {} on rank {device}", kernel.name()));
+        let call = Label::text(format!("kernel {} on rank {device}", kernel.name()));
         let label = call.clone();
         // The host pointers in `words` stay valid: copies travel with the task, and a writable
         // host tensor is borrowed until the blocking wait below returns.
-        self.enqueue(
+        self.submit(
             device,
-            Task {
-                call,
-                seq: 0,
-                signal: None,
-                job: Job::Work(Box::new(move |state| {
-                    let _alive = (&copies, &windows);
-                    state.run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default())
-                })),
-            },
+            &call,
+            0,
+            None,
+            Submission::Work(Box::new(move |state| {
+                let _alive = (&copies, &windows);
+                state.run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default())
+            })),
         );
         if blocking { self.sync() } else { Ok(()) }
     }
 
-    /// Queues `task` on `rank`, or runs it right here when this host drives that rank alone
-    /// and nothing is queued on it (see [`WorldBuilder::inline`](crate::WorldBuilder::inline)).
-    pub(crate) fn enqueue(&self, rank: usize, task: Task) {
-        if self.runs_inline(rank) {
-            self.with_inline_state(rank, |state, shared| state.run(task, shared));
-        } else {
-            self.world.enqueue(rank, task);
+    /// The one place that decides where a call for `rank` runs: right here when this host
+    /// drives that rank alone, runs calls itself and nothing is queued on the rank (see
+    /// [`WorldBuilder::inline`](crate::WorldBuilder::inline)), else on the rank's queue.
+    /// Returns whether it was queued.
+    pub(crate) fn submit(
+        &self,
+        rank: usize,
+        call: &Label,
+        seq: u64,
+        signal: Option<SignalCells>,
+        what: Submission<'_>,
+    ) -> bool {
+        let shared = self.world.shared();
+        if shared.settings.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1) {
+            let mut state = self.inline.borrow_mut();
+            let state = state.get_or_insert_with(|| RankState::new(rank, shared));
+            match what {
+                // A collective's arguments stay borrowed: copying them into a task cost more
+                // than a small collective's transfer.
+                Submission::Kernel(kernel) => state.run_kernel_now(call, seq, signal, kernel, shared),
+                Submission::Work(work) => {
+                    state.run(Task { call: call.clone(), seq, signal, job: Job::Work(work) }, shared)
+                }
+            }
+            return false;
         }
-    }
-
-    /// Whether a call for `rank` issued now runs on this thread: the host drives one rank, runs
-    /// its calls itself, and the rank has nothing queued.
-    pub(crate) fn runs_inline(&self, rank: usize) -> bool {
-        let shared = self.world.shared();
-        shared.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1)
-    }
-
-    /// The device state this host runs `rank`'s calls with (after [`Host::runs_inline`]).
-    pub(crate) fn with_inline_state(&self, rank: usize, run: impl FnOnce(&mut RankState, &Shared)) {
-        let shared = self.world.shared();
-        let mut state = self.inline.borrow_mut();
-        run(state.get_or_insert_with(|| RankState::new(rank, shared)), shared);
+        let job = match what {
+            Submission::Kernel(kernel) => Job::Kernel(*kernel),
+            Submission::Work(work) => Job::Work(work),
+        };
+        self.world.enqueue(rank, Task { call: call.clone(), seq, signal, job });
+        true
     }
 
     /// Holds `windows` until every rank of this host is past collective call `seq`; now and
@@ -335,7 +329,7 @@ impl<'w> Host<'w> {
             return;
         }
         let shared = self.world.shared();
-        let past = self.ranks().map(|r| shared.past_seq[r].0.load(std::sync::atomic::Ordering::Acquire)).min();
+        let past = self.ranks().map(|r| shared.ranks[r].past.0.load(Ordering::Acquire)).min();
         // After a failure, a call's signal is reset at the next sync: its window must live until then.
         if shared.aborted() {
             return;
@@ -364,10 +358,18 @@ impl<'w> Host<'w> {
     /// A host of [`World::spmd`] waits for its own rank only and resets nothing (its peers may
     /// still be running): after a failure, its later calls fail with the same root cause until
     /// the section ends.
+    ///
+    /// Once a sync returned a failure, the host is failed: every later call on it (a sync, a
+    /// read, a collective) returns that failure until the host is dropped, so no program reads
+    /// data a failed call never produced. Open a new host to go on.
     pub fn sync(&self) -> Result<()> {
+        self.check_healthy()?;
         let outcome =
             if self.ranks == (0..self.nranks()) { self.world.sync() } else { self.world.sync_rank(self.ranks.start) };
         self.release_in_flight();
+        if let Err(error) = &outcome {
+            *self.failed.borrow_mut() = Some(error.clone());
+        }
         outcome
     }
 
@@ -379,16 +381,25 @@ impl<'w> Host<'w> {
 
 impl Drop for Host<'_> {
     fn drop(&mut self) {
-        // Outcomes not collected by `sync`/`finish` are dropped with the scope.
+        // Outcomes not collected by `sync`/`finish` are dropped with the scope (a failed
+        // host's queues still drain before its windows go).
+        self.failed.borrow_mut().take();
         let _ = self.sync();
         let owned = std::mem::take(&mut *self.owned.borrow_mut());
         if self.world.shared().aborted() {
             self.world.shared().keep_until_reset(owned);
         }
         if self.section.is_none() {
-            self.world.shared().host_active.store(false, std::sync::atomic::Ordering::Release);
+            self.world.shared().host_active.store(false, Ordering::Release);
         }
     }
+}
+
+/// What a host submits to a rank: a builtin collective's kernel (borrowed, copied only into a
+/// queued task) or any other work.
+pub(crate) enum Submission<'a> {
+    Kernel(&'a KernelCall),
+    Work(crate::rank::Work),
 }
 
 /// A window of another world passed to this one.

@@ -17,36 +17,44 @@
 //! # Ok::<(), pld_core::Error>(())
 //! ```
 
+// The modules, from the bottom up: each imports only modules above it in this list.
+mod call;
 mod collective;
+mod config;
+mod cpus;
 mod device;
 pub mod dsl;
 mod error;
 mod fingerprint;
-mod heap;
 mod host;
-#[cfg(feature = "mpi")]
-mod mpi;
+mod memory;
+mod progress;
+mod rank;
+mod section;
+mod shared;
+mod spmd;
 mod tensor;
-mod window;
+mod transport;
 mod world;
 
 pub use collective::{AllReduce, Broadcast, Common, Opts, ReduceScatter};
+pub use config::{
+    DEFAULT_LL_BYTES, DEFAULT_NRANKS, DEFAULT_TIMEOUT_MS, DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS,
+    DEFAULT_WINDOW_BYTES, WorldBuilder,
+};
 pub use device::{DeviceBinary, Kernel};
 pub use error::{Error, Result};
 pub use host::Host;
+pub use memory::{Buffer, Shape, Window};
 pub use pld_model::{
     ABI_VERSION, AllReduceMode, Collective, Contract, DType, DeviceStatus, Element, KernelKind, KernelVariant,
-    NotifyOp, ReduceOp, WaitCmp, WindowRole,
+    LL_MAX_BYTES, NotifyOp, ReduceOp, WaitCmp, WindowRole,
 };
 pub use tensor::Tensor;
-pub use window::{Buffer, Shape, Window};
+pub use world::World;
 
 /// A window as kernels see it: the name kernel signatures use for `Window`.
 pub type DistributedTensor<'h, T> = Window<'h, T>;
-pub use world::{
-    DEFAULT_LL_BYTES, DEFAULT_TIMEOUT_MS, DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS, DEFAULT_WINDOW_BYTES,
-    World, WorldBuilder,
-};
 
 /// f16 and bf16, the element types of `half`.
 pub use half::{bf16, f16};

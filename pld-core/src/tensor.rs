@@ -2,7 +2,7 @@
 
 use pld_model::Element;
 
-use crate::window::Shape;
+use crate::memory::Shape;
 
 /// A dense row-major array in host memory.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,7 +5,7 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
@@ -100,7 +100,6 @@ impl AbiLayout {
         ("pld_ctx", "window_bytes"),
         ("pld_ctx", "sleepers"),
         ("pld_ctx", "abort_flag"),
-        ("pld_ctx", "deadline_ns"),
         ("pld_ctx", "timeout_ns"),
         ("pld_ctx", "scratch"),
         ("pld_ctx", "scratch_bytes"),

@@ -8,9 +8,13 @@
 mod abi;
 mod contract;
 mod dtype;
+mod hash;
+mod ll;
 mod op;
 
 pub use abi::{ABI_VERSION, AbiLayout, DeviceStatus, NotifyOp, TILE_BYTES, WaitCmp};
 pub use contract::{AllReduceMode, Collective, Contract, KernelKind, KernelVariant, WindowRole};
 pub use dtype::{DType, Element};
+pub use hash::fnv1a64;
+pub use ll::{LL_HEADER, LL_INBOX_BUDGET, LL_MAX_BYTES, LL_SLOTS, LlLayout};
 pub use op::ReduceOp;

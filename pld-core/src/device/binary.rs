@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use pld_model::{ABI_VERSION, KernelVariant};
 
 use super::abi::{KernelFn, rust_layout};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A loaded device binary: kernels compiled against the pld device ABI.
 pub struct DeviceBinary {

@@ -22,12 +22,6 @@ pub use ir::*;
 /// A content hash of a program's kernels (their typed IR), which the program macro and the
 /// build script compute alike: a device binary built from other kernels is refused at load.
 pub fn kernels_hash<'a>(kernels: impl IntoIterator<Item = &'a KernelIr>) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for kernel in kernels {
-        for b in format!("{kernel:?}").bytes().chain([0xff]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    format!("fnv1a64:{h:016x}")
+    let texts: Vec<String> = kernels.into_iter().map(|kernel| format!("{kernel:?}")).collect();
+    pld_model::fnv1a64(texts.iter().map(String::as_bytes))
 }

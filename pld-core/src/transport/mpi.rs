@@ -21,11 +21,14 @@ use mpi::environment::{Threading, Universe};
 use mpi::ffi;
 use pld_model::{DeviceStatus, NotifyOp};
 
+use std::time::{Duration, Instant};
+
+use super::{AllocationClaim, Fabric};
+use crate::config::{Settings, WorldBuilder, env_mpi_rma};
 use crate::device::abi::Ops;
 use crate::device::services::{futex_sleep, futex_wake};
-use crate::heap::SymmetricHeap;
-use crate::world::Fabric;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
+use crate::memory::SymmetricHeap;
 
 /// Default window per rank under MPI (`PLD_WINDOW_BYTES` overrides it): shared windows are
 /// backed by one file in `/dev/shm` for the whole node, so the local default (1 GiB reserved per
@@ -61,8 +64,9 @@ fn world() -> ffi::MPI_Comm {
     unsafe { ffi::RSMPI_COMM_WORLD }
 }
 
-/// Starts MPI and allocates this rank's window (`capacity` bytes) and the control cells.
-pub(crate) fn fabric(capacity: usize) -> Result<Fabric> {
+/// Starts MPI, agrees with every process on the settings that shape memory and the protocol,
+/// and allocates this rank's window and the control cells.
+pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
     let (universe, threading) = mpi::initialize_with_threading(Threading::Multiple).ok_or_else(|| {
         Error::system("starting MPI", "MPI is already initialised in this process (one MPI world per process)")
     })?;
@@ -86,7 +90,8 @@ pub(crate) fn fabric(capacity: usize) -> Result<Fabric> {
         check("MPI_Comm_free", ffi::MPI_Comm_free(&mut node))?;
     }
     let nranks = size as usize;
-    let forced = std::env::var("PLD_MPI_RMA").is_ok_and(|v| v == "1");
+    let (settings, forced) = agree_on_settings(rank as usize, nranks, builder)?;
+    let capacity = settings.window_bytes;
     let rma = forced || node_size < size;
     let control_cells = 1 + nranks;
     let mut state = Box::new(MpiState {
@@ -179,48 +184,123 @@ pub(crate) fn fabric(capacity: usize) -> Result<Fabric> {
     let heap = SymmetricHeap::external(&bases, &local, capacity);
     install_panic_hook(rank);
     let ops = &raw const state.ops;
-    Ok(Fabric {
+    let fabric = Fabric {
         launcher: if rma { "mpi (RMA)" } else { "mpi (shared windows)" },
         nranks,
         local: rank as usize..rank as usize + 1,
         node_ranks: node_size as usize,
-        heap,
+        heap: std::sync::Arc::new(heap),
         control,
         ops,
         _keep: state,
         on_failure: Some(abort_job),
         transport_only: rma,
         agree_on_allocation: Some(agree_on_allocation),
-    })
+    };
+    Ok((fabric, settings))
 }
 
-/// Every rank's (bytes, name hash) of its `index`-th allocation, gathered: a barrier (no rank
-/// credits a window its owner has not zeroed yet) and the check that all allocated the same.
-fn agree_on_allocation(rank: usize, index: u64, name: &str, bytes: usize) -> Result<()> {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    name.hash(&mut hasher);
-    let mine = [bytes as u64, hasher.finish()];
+/// Every process's settings gathered and compared: the ones that shape each window's layout or
+/// the protocol must be equal everywhere (else credits would land where a peer does not look);
+/// a difference is an error on every rank naming the setting and each process's value. A
+/// process whose own settings are invalid still takes part (so no peer waits for it) and
+/// reports its own error; the others name it.
+fn agree_on_settings(rank: usize, nranks: usize, builder: &WorldBuilder) -> Result<(Settings, bool)> {
+    let mine = builder.settings(nranks, DEFAULT_WINDOW_BYTES).and_then(|s| Ok((s, env_mpi_rma()?)));
+    // The deadline of this first agreement: the process's own, or the default if it has none.
+    let timeout = mine.as_ref().map_or(Duration::from_millis(crate::config::DEFAULT_TIMEOUT_MS), |(s, _)| s.timeout);
+    let words: Vec<u64> = match &mine {
+        Ok((settings, forced)) => {
+            std::iter::once(1).chain(settings.shared_by_every_process(*forced).iter().map(|&(_, v)| v)).collect()
+        }
+        Err(_) => vec![0; 5],
+    };
+    let all = allgather_within(rank, &words, timeout, "the settings agreement at world creation")?;
+    let (settings, forced) = mine?;
+    if let Some(peer) = (0..nranks).find(|&r| all[r * 5] == 0) {
+        return Err(Error::InvalidSetting {
+            setting: format!("a setting of rank {peer}"),
+            value: "(see that rank's own error)".into(),
+            expected: "valid settings on every process".into(),
+        });
+    }
+    for (i, (setting, _)) in settings.shared_by_every_process(forced).iter().enumerate() {
+        let values: Vec<u64> = (0..nranks).map(|r| all[r * 5 + 1 + i]).collect();
+        if values.iter().any(|&v| v != values[0]) {
+            return Err(Error::MismatchedSettings { setting: (*setting).to_owned(), values });
+        }
+    }
+    Ok((settings, forced))
+}
+
+/// `MPI_Allgather` of `mine` (the same length on every rank), bounded by `timeout`: polled with
+/// `MPI_Test`, so a process that never arrives ends the wait with an error, not a hang. A
+/// timed-out agreement leaves the job unusable (the gather stays posted): it ends the job,
+/// naming this rank.
+fn allgather_within(rank: usize, mine: &[u64], timeout: Duration, what: &str) -> Result<Vec<u64>> {
     let mut size = 0;
     // SAFETY: a plain query on the world communicator.
     unsafe { check("MPI_Comm_size", ffi::MPI_Comm_size(world(), &mut size))? };
-    let mut all = vec![0u64; 2 * size as usize];
-    // SAFETY: every rank makes the same collective call; the buffers hold 2 and 2 * size u64.
+    let mut all = vec![0u64; mine.len() * size as usize];
+    let count = mine.len() as c_int;
+    // SAFETY: a constant handle initialised by MPI_Init.
+    let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
+    // SAFETY: every rank posts the same collective with buffers of `count` and `count * size`
+    // u64; both live until the request completes (waited for below, or the job ends).
     unsafe {
         check(
-            "MPI_Allgather",
-            ffi::MPI_Allgather(
+            "MPI_Iallgather",
+            ffi::MPI_Iallgather(
                 mine.as_ptr().cast(),
-                2,
+                count,
                 ffi::RSMPI_UINT64_T,
                 all.as_mut_ptr().cast(),
-                2,
+                count,
                 ffi::RSMPI_UINT64_T,
                 world(),
+                &mut request,
             ),
         )?;
     }
-    match all.chunks(2).position(|theirs| theirs != mine) {
+    let start = Instant::now();
+    let mut polls = 0u32;
+    loop {
+        let mut done: c_int = 0;
+        // SAFETY: `request` is the live request posted above.
+        unsafe { check("MPI_Test", ffi::MPI_Test(&mut request, &mut done, ffi::RSMPI_STATUS_IGNORE))? };
+        if done != 0 {
+            return Ok(all);
+        }
+        if start.elapsed() > timeout {
+            let error = Error::AgreementTimeout { rank, what: what.to_owned(), timeout_ms: timeout.as_millis() as u64 };
+            abort_job(rank, &error);
+            return Err(error);
+        }
+        polls += 1;
+        if polls < 1000 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+}
+
+/// Every rank's side of its `index`-th allocation, gathered within the deadline: a barrier (no
+/// rank credits a window its owner has not zeroed yet), the check that all allocated the same,
+/// and, when a rank could not allocate, an error on every rank naming it and why.
+fn agree_on_allocation(claim: &AllocationClaim<'_>, timeout: Duration) -> Result<()> {
+    let &AllocationClaim { rank, index, name, bytes, failed } = claim;
+    let mine = [bytes as u64, name_hash(name), u64::from(failed.is_some()), failed.unwrap_or(0) as u64];
+    let all = allgather_within(rank, &mine, timeout, &format!("allocating window `{name}` (allocation #{index})"))?;
+    if let Some((peer, theirs)) = all.chunks(4).enumerate().find(|(_, theirs)| theirs[2] != 0) {
+        return Err(Error::AllocationFailed {
+            failed_rank: peer,
+            name: name.to_owned(),
+            bytes: theirs[0] as usize,
+            available: theirs[3] as usize,
+        });
+    }
+    match all.chunks(4).position(|theirs| theirs[..2] != mine[..2]) {
         None => Ok(()),
         Some(peer) => Err(Error::MismatchedAllocation {
             rank,
@@ -228,10 +308,16 @@ fn agree_on_allocation(rank: usize, index: u64, name: &str, bytes: usize) -> Res
             bytes,
             index,
             peer,
-            peer_name: if all[2 * peer + 1] == mine[1] { name.to_owned() } else { "<another name>".to_owned() },
-            peer_bytes: all[2 * peer] as usize,
+            peer_name: if all[4 * peer + 1] == mine[1] { name.to_owned() } else { "<another name>".to_owned() },
+            peer_bytes: all[4 * peer] as usize,
         }),
     }
+}
+
+/// A window name's hash, the same in every process.
+fn name_hash(name: &str) -> u64 {
+    let text = pld_model::fnv1a64([name.as_bytes()]);
+    u64::from_str_radix(&text["fnv1a64:".len()..], 16).unwrap_or(0)
 }
 
 impl Drop for MpiState {

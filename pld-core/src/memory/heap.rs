@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Every allocation starts on a cache line, so a signal never shares a line with data.
 pub(crate) const ALIGN: usize = 64;
@@ -70,8 +70,9 @@ unsafe impl Send for SymmetricHeap {}
 unsafe impl Sync for SymmetricHeap {}
 
 impl SymmetricHeap {
+    /// `capacity` bytes per rank, a multiple of [`ALIGN`] (the settings check it).
     pub(crate) fn new(nranks: usize, capacity: usize) -> Result<SymmetricHeap> {
-        let capacity = capacity.next_multiple_of(ALIGN);
+        debug_assert!(capacity.is_multiple_of(ALIGN));
         let regions = (0..nranks).map(|_| Region::new(capacity)).collect::<Result<Vec<_>>>()?;
         Ok(SymmetricHeap::with_regions(regions, capacity))
     }
@@ -107,27 +108,24 @@ impl SymmetricHeap {
     /// Reserves `bytes` at one offset on every rank and zeroes them there (which also faults
     /// the pages in now rather than on a collective's hot path).
     pub(crate) fn alloc(&self, name: &str, bytes: usize) -> Result<usize> {
-        let too_big = || Error::OutOfWindowMemory {
+        let mut book = self.book.lock().unwrap_or_else(|p| p.into_inner());
+        // The free figure is the largest free block, whatever the request (a request larger
+        // than the whole heap reported 0 free before).
+        let too_big = |book: &Book| Error::OutOfWindowMemory {
             name: name.to_owned(),
             requested: bytes,
-            available: 0,
+            available: book.free.values().copied().max().unwrap_or(0),
             capacity: self.capacity,
         };
+        // `capacity` is a multiple of ALIGN, so a request no larger rounds up without overflow.
         if bytes > self.capacity {
-            return Err(too_big());
+            return Err(too_big(&book));
         }
         let len = bytes.max(1).next_multiple_of(ALIGN);
         let offset = {
-            let mut book = self.book.lock().unwrap_or_else(|p| p.into_inner());
             let found = book.free.iter().find(|&(_, &l)| l >= len).map(|(&o, &l)| (o, l));
             let Some((offset, free_len)) = found else {
-                let available = book.free.values().copied().max().unwrap_or(0);
-                return Err(Error::OutOfWindowMemory {
-                    name: name.to_owned(),
-                    requested: bytes,
-                    available,
-                    capacity: self.capacity,
-                });
+                return Err(too_big(&book));
             };
             book.free.remove(&offset);
             if free_len > len {
@@ -136,6 +134,7 @@ impl SymmetricHeap {
             book.live.insert(offset, (len, name.to_owned()));
             offset
         };
+        drop(book);
         self.zero(offset, len);
         Ok(offset)
     }
@@ -167,6 +166,12 @@ impl SymmetricHeap {
             // touches this range concurrently.
             unsafe { std::ptr::write_bytes(region.base.add(offset), 0, len) };
         }
+    }
+
+    /// The largest free block: what one more allocation may take.
+    pub(crate) fn largest_free(&self) -> usize {
+        let book = self.book.lock().unwrap_or_else(|p| p.into_inner());
+        book.free.values().copied().max().unwrap_or(0)
     }
 
     /// Bytes held by live allocations.

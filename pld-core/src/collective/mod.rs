@@ -1,156 +1,25 @@
-//! The host collectives: option builders and the checks and dispatch behind
-//! `Host::all_reduce` and friends. Every check reads the contract table of `pld-model`; every
-//! data movement happens in a builtin device kernel.
+//! The host collectives: the checks and dispatch behind `Host::all_reduce` and friends. Every
+//! check reads the contract table of `pld-model`; every data movement happens in a builtin
+//! device kernel.
 
 use std::panic::Location;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use pld_model::{AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, ReduceOp, TILE_BYTES};
+use pld_model::{AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, TILE_BYTES};
 
+use crate::call::{CallWhat, Label, SignalCells};
 use crate::device::abi::CollArgs;
 use crate::device::builtins;
+use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
-use crate::host::foreign_window;
-use crate::window::{Allocation, Operand};
-use crate::world::{Job, Label, SignalCells, Task};
-use crate::{Error, Host, Result, Window};
+use crate::host::{Host, Submission, foreign_window};
+use crate::memory::{Allocation, Operand, Window};
+use crate::rank::KernelCall;
 
-/// Options every collective shares: the signal to use and the rank count the caller expects.
-#[derive(Clone, Copy, Default)]
-pub struct Common<'a> {
-    nranks: Option<usize>,
-    signal: Option<Operand<'a>>,
-}
+mod options;
 
-macro_rules! common_setters {
-    ($ty:ident) => {
-        impl<'a> $ty<'a> {
-            /// Declares the rank count this call is written for; checked against the world.
-            pub fn nranks(mut self, nranks: usize) -> Self {
-                self.common.nranks = Some(nranks);
-                self
-            }
-
-            /// Uses `signal` (i32, one cell per rank) instead of allocating one for the call.
-            pub fn signal<T: Element>(mut self, signal: &'a Window<'_, T>) -> Self {
-                self.common.signal = Some(signal.operand());
-                self
-            }
-        }
-    };
-}
-
-/// Options of [`Host::all_reduce`]: `AllReduce::ring().op(ReduceOp::Max)`.
-#[derive(Clone, Default)]
-pub struct AllReduce<'a> {
-    mode: AllReduceMode,
-    op: ReduceOp,
-    common: Common<'a>,
-}
-
-impl<'a> AllReduce<'a> {
-    /// Mesh (one-shot) mode with `op = sum`: the default.
-    pub fn mesh() -> AllReduce<'a> {
-        AllReduce::default()
-    }
-
-    /// Ring mode with `op = sum`.
-    pub fn ring() -> AllReduce<'a> {
-        AllReduce { mode: AllReduceMode::Ring, ..AllReduce::default() }
-    }
-
-    /// Sets the mode.
-    pub fn mode(mut self, mode: AllReduceMode) -> AllReduce<'a> {
-        self.mode = mode;
-        self
-    }
-
-    /// Sets the reduce op.
-    pub fn op(mut self, op: ReduceOp) -> AllReduce<'a> {
-        self.op = op;
-        self
-    }
-}
-common_setters!(AllReduce);
-
-/// Options of [`Host::reduce_scatter`].
-#[derive(Clone, Default)]
-pub struct ReduceScatter<'a> {
-    op: ReduceOp,
-    common: Common<'a>,
-}
-
-impl<'a> ReduceScatter<'a> {
-    /// `op = sum`.
-    pub fn new() -> ReduceScatter<'a> {
-        ReduceScatter::default()
-    }
-
-    /// Sets the reduce op.
-    pub fn op(mut self, op: ReduceOp) -> ReduceScatter<'a> {
-        self.op = op;
-        self
-    }
-}
-common_setters!(ReduceScatter);
-
-/// Options of [`Host::broadcast`]; the root is required.
-#[derive(Clone)]
-pub struct Broadcast<'a> {
-    root: i64,
-    common: Common<'a>,
-}
-
-impl<'a> Broadcast<'a> {
-    /// Broadcast from `root`.
-    pub fn root(root: i64) -> Broadcast<'a> {
-        Broadcast { root, common: Common::default() }
-    }
-}
-common_setters!(Broadcast);
-
-/// Options of the collectives that take nothing but the shared ones: [`Host::all_gather`],
-/// [`Host::all_to_all`], [`Host::all_to_all_v`], [`Host::barrier`].
-#[derive(Clone, Default)]
-pub struct Opts<'a> {
-    common: Common<'a>,
-}
-
-impl<'a> Opts<'a> {
-    /// No options: a signal is allocated for the call, the world's rank count is used.
-    pub fn new() -> Opts<'a> {
-        Opts::default()
-    }
-}
-common_setters!(Opts);
-
-/// What a collective call is, for messages (formatted only when one is needed).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum CallWhat {
-    AllReduce { mode: AllReduceMode, op: ReduceOp, dtype: DType },
-    ReduceScatter { op: ReduceOp, dtype: DType },
-    Broadcast { root: i64, dtype: DType },
-    AllGather { dtype: DType },
-    AllToAll { dtype: DType },
-    AllToAllV { dtype: DType },
-    Barrier,
-}
-
-impl std::fmt::Display for CallWhat {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CallWhat::AllReduce { mode, op, dtype } => {
-                write!(f, "all_reduce(mode = {}, op = {op}, dtype = {dtype})", mode.name())
-            }
-            CallWhat::ReduceScatter { op, dtype } => write!(f, "reduce_scatter(op = {op}, dtype = {dtype})"),
-            CallWhat::Broadcast { root, dtype } => write!(f, "broadcast(root = {root}, dtype = {dtype})"),
-            CallWhat::AllGather { dtype } => write!(f, "all_gather(dtype = {dtype})"),
-            CallWhat::AllToAll { dtype } => write!(f, "all_to_all(dtype = {dtype})"),
-            CallWhat::AllToAllV { dtype } => write!(f, "all_to_all_v(dtype = {dtype})"),
-            CallWhat::Barrier => write!(f, "barrier()"),
-        }
-    }
-}
+pub use options::{AllReduce, Broadcast, Common, Opts, ReduceScatter};
 
 /// A checked collective call, ready to be queued on every rank.
 struct Plan<'p, 'a> {
@@ -185,6 +54,7 @@ impl Host<'_> {
         operands: &'p [(&'static str, Operand<'a>)],
     ) -> Result<Plan<'p, 'a>> {
         // Described lazily: formatting a label per call would cost more than a small collective.
+        self.check_healthy()?;
         let label = Label::Call(what, location);
         let call = || label.describe();
         let nranks = self.nranks();
@@ -193,7 +63,7 @@ impl Host<'_> {
         {
             return Err(Error::NranksMismatch { call: call(), declared, world: nranks });
         }
-        let own = self.world().shared();
+        let own = self.world().shared().heap();
         // Window i of the call, the signal last: indexed, not a chained iterator, since this
         // runs per call and the iterator's copies cost more than a small collective's transfer.
         let signal = common.signal.map(|s| ("signal", s));
@@ -201,7 +71,7 @@ impl Host<'_> {
         let window = |i: usize| operands.get(i).copied().or(signal);
         for i in 0..windows {
             let Some((first, a)) = window(i) else { break };
-            if !Arc::ptr_eq(a.alloc.shared(), own) {
+            if !a.alloc.is_in(own) {
                 return Err(foreign_window(call(), first, a.name()));
             }
             for j in i + 1..windows {
@@ -232,22 +102,23 @@ impl Host<'_> {
     }
 
     /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
-    /// (`dtype` and `count`: the element type and count of the main operand).
+    /// (`dtype`, `count` and `row_len`: the element type, element count and row length of the
+    /// main operand).
     fn dispatch(
         &self,
         plan: Plan<'_, '_>,
         variant: KernelVariant,
         mut args: CollArgs,
         scratch_bytes: usize,
-        (dtype, count): (Option<DType>, usize),
+        (dtype, count, row_len): (Option<DType>, usize, usize),
     ) -> Result<()> {
         let kernel = builtins()?.kernel(variant);
         let shared = self.world().shared();
         let signal_alloc = plan.signal.alloc();
         args.signal_off = signal_alloc.offset() as u64;
-        args.board_off = shared.board_off as u64;
-        args.flags = if shared.check_calls { CollArgs::CHECK_CALLS } else { 0 };
-        (args.ll_off, args.ll_stride) = (shared.ll.offset as u64, shared.ll.stride as u64);
+        args.board_off = shared.areas.board_off as u64;
+        args.flags = if shared.settings.check_calls { CollArgs::CHECK_CALLS } else { 0 };
+        (args.ll_off, args.ll_stride) = (shared.areas.ll.offset as u64, shared.areas.ll.stride() as u64);
         let mut fingerprint = Fingerprint {
             seq: 0,
             kind: variant.kind,
@@ -255,34 +126,22 @@ impl Host<'_> {
             dtype,
             root: args.root,
             count: count as u64,
+            row_len: row_len as u64,
         };
         // The windows stay alive until every rank is past the call: the host holds them, so
         // queueing and running the call touch no shared reference count.
         let signal = SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() };
         let (mut last_seq, mut queued) = (0, false);
+        let mut job = KernelCall { kernel, args, scratch_bytes };
         for rank in self.ranks() {
             // Only the host that owns the rank numbers its calls (a Host is used from one thread):
             // a load and a store, not a locked read-modify-write.
-            let numbered = &shared.call_seq[rank].0;
-            fingerprint.seq = numbered.load(std::sync::atomic::Ordering::Relaxed) + 1;
-            numbered.store(fingerprint.seq, std::sync::atomic::Ordering::Relaxed);
+            let numbered = &shared.ranks[rank].issued.0;
+            fingerprint.seq = numbered.load(Ordering::Relaxed) + 1;
+            numbered.store(fingerprint.seq, Ordering::Relaxed);
             last_seq = last_seq.max(fingerprint.seq);
-            args.call = fingerprint.words();
-            if self.runs_inline(rank) {
-                self.with_inline_state(rank, |state, shared| {
-                    let job = (kernel, &args, scratch_bytes);
-                    state.run_kernel_now(&plan.call, fingerprint.seq, Some(signal), job, shared);
-                });
-                continue;
-            }
-            let task = Task {
-                call: plan.call.clone(),
-                seq: fingerprint.seq,
-                signal: Some(signal),
-                job: Job::Kernel { kernel, args, scratch_bytes },
-            };
-            self.world().enqueue(rank, task);
-            queued = true;
+            job.args.call = fingerprint.words();
+            queued |= self.submit(rank, &plan.call, fingerprint.seq, Some(signal), Submission::Kernel(&job));
         }
         if queued {
             let windows = plan.operands.iter().map(|(_, operand)| Arc::clone(operand.alloc));
@@ -324,7 +183,7 @@ impl Host<'_> {
             KernelVariant::reducing(kind, opts.op, T::DTYPE),
             args,
             scratch,
-            (Some(T::DTYPE), target.len()),
+            (Some(T::DTYPE), target.len(), target.len()),
         )
     }
 
@@ -342,7 +201,7 @@ impl Host<'_> {
         let args =
             CollArgs { target_off: target.offset() as u64, count: (target.len() / n) as u64, ..CollArgs::default() };
         let variant = KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE);
-        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len()))
+        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len() / n))
     }
 
     /// Every rank's `target` becomes the root's.
@@ -366,7 +225,7 @@ impl Host<'_> {
             KernelVariant::movement(KernelKind::Broadcast),
             args,
             TILE_BYTES,
-            (Some(T::DTYPE), target.len()),
+            (Some(T::DTYPE), target.len(), target.len()),
         )
     }
 
@@ -393,7 +252,7 @@ impl Host<'_> {
             KernelVariant::movement(KernelKind::AllGather),
             args,
             TILE_BYTES,
-            (Some(T::DTYPE), local.len()),
+            (Some(T::DTYPE), local.len(), local.len()),
         )
     }
 
@@ -426,7 +285,7 @@ impl Host<'_> {
             KernelVariant::movement(KernelKind::AllToAll),
             args,
             TILE_BYTES,
-            (Some(T::DTYPE), input.len()),
+            (Some(T::DTYPE), input.len(), input.len() / n),
         )
     }
 
@@ -493,7 +352,7 @@ impl Host<'_> {
             KernelVariant::movement(KernelKind::AllToAllV),
             args,
             TILE_BYTES,
-            (Some(T::DTYPE), input.len()),
+            (Some(T::DTYPE), input.len(), input.operand().row_len()),
         )
     }
 
@@ -501,6 +360,6 @@ impl Host<'_> {
     #[track_caller]
     pub fn barrier(&self, opts: Opts<'_>) -> Result<()> {
         let plan = self.plan(Collective::Barrier, CallWhat::Barrier, Location::caller(), opts.common, &[])?;
-        self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0))
+        self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0, 0))
     }
 }

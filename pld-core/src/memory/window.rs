@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use pld_model::{DType, Element};
 
-use crate::world::Shared;
-use crate::{Error, Result};
+use super::heap::SymmetricHeap;
+use crate::error::{Error, Result};
 
 /// A shape: the extent of each dimension, outermost first.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -56,16 +56,16 @@ impl From<&[usize]> for Shape {
 /// One symmetric allocation: the same offset in every rank's window. Freed (returned to the
 /// heap) when the last handle goes: the host scope's, a view's, or a queued task's.
 pub(crate) struct Allocation {
-    shared: Arc<Shared>,
+    heap: Arc<SymmetricHeap>,
     offset: usize,
     bytes: usize,
     name: String,
 }
 
 impl Allocation {
-    pub(crate) fn new(shared: &Arc<Shared>, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
-        let offset = shared.fabric.heap.alloc(name, bytes)?;
-        Ok(Arc::new(Allocation { shared: Arc::clone(shared), offset, bytes, name: name.to_owned() }))
+    pub(crate) fn new(heap: &Arc<SymmetricHeap>, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
+        let offset = heap.alloc(name, bytes)?;
+        Ok(Arc::new(Allocation { heap: Arc::clone(heap), offset, bytes, name: name.to_owned() }))
     }
 
     pub(crate) fn offset(&self) -> usize {
@@ -80,14 +80,15 @@ impl Allocation {
         &self.name
     }
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    /// Whether this allocation lives in `heap` (a window of that world).
+    pub(crate) fn is_in(&self, heap: &Arc<SymmetricHeap>) -> bool {
+        Arc::ptr_eq(&self.heap, heap)
     }
 }
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        self.shared.fabric.heap.free(self.offset);
+        self.heap.free(self.offset);
     }
 }
 
@@ -197,8 +198,8 @@ impl<'h, T: Element> Window<'h, T> {
         Arc::clone(&self.alloc)
     }
 
-    pub(crate) fn belongs_to(&self, shared: &Arc<Shared>) -> bool {
-        Arc::ptr_eq(self.alloc.shared(), shared)
+    pub(crate) fn belongs_to(&self, heap: &Arc<SymmetricHeap>) -> bool {
+        self.alloc.is_in(heap)
     }
 
     pub(crate) fn operand(&self) -> Operand<'_> {
@@ -227,5 +228,10 @@ impl Operand<'_> {
 
     pub(crate) fn describe(&self) -> String {
         format!("{} {:?}", self.dtype, self.shape.0)
+    }
+
+    /// Elements of one row: every extent after the first (1 for a one-dimensional view).
+    pub(crate) fn row_len(&self) -> usize {
+        self.shape.0.get(1..).map_or(1, |rest| rest.iter().product())
     }
 }

@@ -1,0 +1,114 @@
+//! The option builders of the host collectives: what each call may say besides its windows.
+
+use pld_model::{AllReduceMode, Element, ReduceOp};
+
+use crate::memory::{Operand, Window};
+
+/// Options every collective shares: the signal to use and the rank count the caller expects.
+#[derive(Clone, Copy, Default)]
+pub struct Common<'a> {
+    pub(super) nranks: Option<usize>,
+    pub(super) signal: Option<Operand<'a>>,
+}
+
+macro_rules! common_setters {
+    ($ty:ident) => {
+        impl<'a> $ty<'a> {
+            /// Declares the rank count this call is written for; checked against the world.
+            pub fn nranks(mut self, nranks: usize) -> Self {
+                self.common.nranks = Some(nranks);
+                self
+            }
+
+            /// Uses `signal` (i32, one cell per rank) instead of allocating one for the call.
+            pub fn signal<T: Element>(mut self, signal: &'a Window<'_, T>) -> Self {
+                self.common.signal = Some(signal.operand());
+                self
+            }
+        }
+    };
+}
+
+/// Options of [`Host::all_reduce`]: `AllReduce::ring().op(ReduceOp::Max)`.
+#[derive(Clone, Default)]
+pub struct AllReduce<'a> {
+    pub(super) mode: AllReduceMode,
+    pub(super) op: ReduceOp,
+    pub(super) common: Common<'a>,
+}
+
+impl<'a> AllReduce<'a> {
+    /// Mesh (one-shot) mode with `op = sum`: the default.
+    pub fn mesh() -> AllReduce<'a> {
+        AllReduce::default()
+    }
+
+    /// Ring mode with `op = sum`.
+    pub fn ring() -> AllReduce<'a> {
+        AllReduce { mode: AllReduceMode::Ring, ..AllReduce::default() }
+    }
+
+    /// Sets the mode.
+    pub fn mode(mut self, mode: AllReduceMode) -> AllReduce<'a> {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets the reduce op.
+    pub fn op(mut self, op: ReduceOp) -> AllReduce<'a> {
+        self.op = op;
+        self
+    }
+}
+common_setters!(AllReduce);
+
+/// Options of [`Host::reduce_scatter`].
+#[derive(Clone, Default)]
+pub struct ReduceScatter<'a> {
+    pub(super) op: ReduceOp,
+    pub(super) common: Common<'a>,
+}
+
+impl<'a> ReduceScatter<'a> {
+    /// `op = sum`.
+    pub fn new() -> ReduceScatter<'a> {
+        ReduceScatter::default()
+    }
+
+    /// Sets the reduce op.
+    pub fn op(mut self, op: ReduceOp) -> ReduceScatter<'a> {
+        self.op = op;
+        self
+    }
+}
+common_setters!(ReduceScatter);
+
+/// Options of [`Host::broadcast`]; the root is required.
+#[derive(Clone)]
+pub struct Broadcast<'a> {
+    pub(super) root: i64,
+    pub(super) common: Common<'a>,
+}
+
+impl<'a> Broadcast<'a> {
+    /// Broadcast from `root`.
+    pub fn root(root: i64) -> Broadcast<'a> {
+        Broadcast { root, common: Common::default() }
+    }
+}
+common_setters!(Broadcast);
+
+/// Options of the collectives that take nothing but the shared ones: [`Host::all_gather`],
+/// [`Host::all_to_all`], [`Host::all_to_all_v`], [`Host::barrier`].
+#[derive(Clone, Default)]
+pub struct Opts<'a> {
+    pub(super) common: Common<'a>,
+}
+
+impl<'a> Opts<'a> {
+    /// No options: a signal is allocated for the call, the world's rank count is used.
+    pub fn new() -> Opts<'a> {
+        Opts::default()
+    }
+}
+common_setters!(Opts);

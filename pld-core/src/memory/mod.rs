@@ -1,0 +1,11 @@
+//! Symmetric memory: the heap every window lives in, the windows and views users hold, and the
+//! runtime's own areas in every window (the LL inbox).
+
+mod heap;
+mod ll;
+mod window;
+
+pub(crate) use heap::{ALIGN, SymmetricHeap};
+pub(crate) use ll::LlArea;
+pub(crate) use window::{Allocation, Operand};
+pub use window::{Buffer, Shape, Window};

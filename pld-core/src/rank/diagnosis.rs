@@ -1,0 +1,109 @@
+//! What a failed kernel's status and diagnosis mean: a timeout naming the signal and the peers
+//! that never arrived, a mismatched call naming both sides, a bad count naming the buffer.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use pld_model::{DeviceStatus, WaitCmp};
+
+use super::RankState;
+use crate::call::Label;
+use crate::device::abi::{Diag, FingerprintWords};
+use crate::error::Error;
+use crate::fingerprint::describe_words;
+
+impl RankState {
+    /// The error a failed kernel's status and diagnosis describe (the call is formatted here
+    /// only, never on success).
+    pub(super) fn failure(&self, status: i32, diag: &Diag, call: &Label, own_call: FingerprintWords) -> Error {
+        let rank = self.rank;
+        let call = call.describe();
+        let owner = |off: u64| self.shared.heap().owner_of(off as usize);
+        match DeviceStatus::from_code(status) {
+            Some(DeviceStatus::Aborted) => Error::Aborted { rank, call },
+            Some(DeviceStatus::Timeout) if self.shared.areas.ll.contains(diag.cell_off) => {
+                // An LL wait: for a peer's message of this call (the inbox) or for a peer to be
+                // past the call that last used a slot (its `past` cell).
+                let peer = diag.index.max(0) as usize;
+                let inbox = diag.cell_off != self.shared.areas.ll.offset as u64;
+                Error::Timeout {
+                    rank,
+                    call,
+                    signal: if inbox { "__ll_inbox" } else { "__ll_past" }.into(),
+                    cell: peer,
+                    cmp: if inbox { WaitCmp::Eq } else { WaitCmp::Ge },
+                    expected: diag.expected,
+                    observed: diag.observed,
+                    missing: Box::new([peer]),
+                    timeout_ms: self.shared.settings.timeout.as_millis() as u64,
+                    ranks: self.shared.progress_report(),
+                }
+            }
+            Some(DeviceStatus::Timeout) => {
+                let (start, signal) = owner(diag.cell_off).unwrap_or((0, "<freed window>".into()));
+                let cmp = if diag.cmp == WaitCmp::Eq as i32 { WaitCmp::Eq } else { WaitCmp::Ge };
+                let capacity = self.shared.heap().capacity() as u64;
+                let row_len = diag.row_len.max(0) as u64;
+                let row_fits = diag.row_off.is_multiple_of(4)
+                    && diag.row_off >= start as u64
+                    && diag.row_off.checked_add(4 * row_len).is_some_and(|end| end <= capacity);
+                // Cells of the row still short of the expected value, by index in the signal
+                // (for a credit signal the index is the peer), this rank's own cell excepted.
+                let missing = (0..if row_fits { row_len } else { 0 })
+                    .map(|i| diag.row_off + 4 * i)
+                    .filter(|&cell| {
+                        // SAFETY: the row lies inside this rank's window (checked above) and
+                        // signal cells are only accessed atomically.
+                        let v = unsafe {
+                            (*self.local_base().add(cell as usize).cast::<AtomicI32>()).load(Ordering::SeqCst)
+                        };
+                        match cmp {
+                            WaitCmp::Eq => v != diag.expected,
+                            WaitCmp::Ge => v < diag.expected,
+                        }
+                    })
+                    .map(|cell| (cell as usize - start) / 4)
+                    .filter(|&index| index != rank)
+                    .collect();
+                Error::Timeout {
+                    rank,
+                    call,
+                    signal,
+                    cell: (diag.cell_off as usize - start) / 4,
+                    cmp,
+                    expected: diag.expected,
+                    observed: diag.observed,
+                    missing,
+                    timeout_ms: self.shared.settings.timeout.as_millis() as u64,
+                    ranks: self.shared.progress_report(),
+                }
+            }
+            Some(DeviceStatus::Mismatch) => Error::MismatchedCall {
+                rank,
+                call,
+                peer: diag.index.max(0) as usize,
+                peer_call: describe_words(diag.peer_call),
+                own_call: describe_words(own_call),
+            },
+            Some(DeviceStatus::BadCount) => Error::InvalidCount {
+                rank,
+                call,
+                buffer: owner(diag.cell_off).map_or_else(|| "<counts>".into(), |(_, n)| n),
+                peer: diag.index.max(0) as usize,
+                value: diag.value,
+                capacity: diag.limit,
+            },
+            Some(other) => Error::KernelFailed { rank, call, reason: describe(other) },
+            None => Error::KernelFailed { rank, call, reason: format!("unknown status {status}") },
+        }
+    }
+}
+
+fn describe(status: DeviceStatus) -> String {
+    match status {
+        DeviceStatus::OutOfBounds => "an access fell outside the window (PLD_OUT_OF_BOUNDS)".into(),
+        DeviceStatus::Transport => "a remote transfer failed (PLD_TRANSPORT)".into(),
+        DeviceStatus::Unsupported => "an operation this transport does not support (PLD_UNSUPPORTED)".into(),
+        DeviceStatus::KernelFailed => "the kernel reported failure (PLD_KERNEL_FAILED)".into(),
+        other => format!("{other:?}"),
+    }
+}

@@ -1,0 +1,165 @@
+//! A rank's device state: it runs its queue's tasks (or a host's calls run inline) and keeps
+//! the rank's progress for hang reports; a kernel's failing status becomes an error with
+//! context ([`diagnosis`]).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use pld_model::{ABI_VERSION, DeviceStatus, TILE_BYTES};
+
+use crate::call::{Label, SignalCells};
+use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn};
+use crate::error::{Error, Result};
+use crate::shared::Shared;
+
+mod diagnosis;
+mod task;
+mod worker;
+
+pub(crate) use task::{Job, KernelCall, Task, Work};
+
+/// The device worker of one rank.
+pub(crate) struct RankState {
+    pub(crate) rank: usize,
+    shared: Arc<Shared>,
+    /// Private scratch memory lent to kernels (u64 for 8-byte alignment).
+    scratch: Vec<u64>,
+    /// The call site this state last recorded in the rank's progress, with the rank's count
+    /// of changes after it.
+    recorded: Option<(u64, Label)>,
+}
+
+impl RankState {
+    /// A rank's device state for a host that runs its rank's calls itself.
+    pub(crate) fn new(rank: usize, shared: &Arc<Shared>) -> RankState {
+        RankState { rank, shared: Arc::clone(shared), scratch: Vec::new(), recorded: None }
+    }
+
+    /// Runs a task on the calling thread: the worker's, or a host's that runs its rank's calls
+    /// itself (then the rank's queue is drained, so the worker is idle and the calls stay in
+    /// order).
+    pub(crate) fn run(&mut self, task: Task, shared: &Shared) {
+        let Task { call, seq, signal, job } = task;
+        self.run_with(&call, seq, signal, shared, |state| match job {
+            Job::Kernel(KernelCall { kernel, args, scratch_bytes }) => {
+                state.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call, args.call)
+            }
+            Job::Work(work) => work(state),
+        });
+    }
+
+    /// Runs a collective's kernel on the calling thread, as [`RankState::run`] runs a task of
+    /// one, with its arguments borrowed: a host that runs its rank's calls itself builds no task
+    /// (copying the arguments into one cost more than a small collective's transfer).
+    pub(crate) fn run_kernel_now(
+        &mut self,
+        call: &Label,
+        seq: u64,
+        signal: Option<SignalCells>,
+        KernelCall { kernel, args, scratch_bytes }: &KernelCall,
+        shared: &Shared,
+    ) {
+        self.run_with(call, seq, signal, shared, |state| {
+            state.run_kernel(*kernel, std::ptr::from_ref(args).cast(), *scratch_bytes, call, args.call)
+        });
+    }
+
+    /// The bookkeeping around every task: the rank's progress for hang reports, a task skipped
+    /// after a failure, a panic caught, the rank marked past a collective call, a failure recorded.
+    #[inline(always)]
+    fn run_with(
+        &mut self,
+        call: &Label,
+        seq: u64,
+        signal: Option<SignalCells>,
+        shared: &Shared,
+        work: impl FnOnce(&mut RankState) -> Result<()>,
+    ) {
+        if seq != 0 {
+            let progress = &shared.ranks[self.rank];
+            let started = &progress.started.0;
+            // Another RankState of this rank (its worker, or its inline host) may have recorded
+            // a call since this one did: the count of changes says so. Relaxed: the two never
+            // run at once, and hand over through the queue.
+            let changes = started.label_changes.load(Ordering::Relaxed);
+            if !matches!(&self.recorded, Some((c, label)) if *c == changes && label.same_site(call)) {
+                progress.sites.0.lock().unwrap_or_else(|p| p.into_inner()).record(call, seq);
+                started.label_changes.store(changes + 1, Ordering::Relaxed);
+                self.recorded = Some((changes + 1, call.clone()));
+            }
+            started.seq.store(seq, Ordering::Release);
+        }
+        let error = if shared.aborted() {
+            // A call already failed: this task would wait on a rank that stopped.
+            Some(Error::Aborted { rank: self.rank, call: call.describe() })
+        } else {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(self))) {
+                Ok(Ok(())) => None,
+                Ok(Err(error)) => Some(error),
+                Err(panic) => {
+                    let message = crate::call::panic_message(panic.as_ref());
+                    Some(Error::RankPanicked { rank: self.rank, call: call.describe(), message })
+                }
+            }
+        };
+        if seq != 0 {
+            if error.is_none() {
+                shared.ranks[self.rank].completed.0.store(seq, Ordering::Release);
+            }
+            shared.mark_past(self.rank, seq);
+        }
+        if let Some(error) = error {
+            shared.record_failure(self.rank, error, signal);
+        }
+    }
+
+    /// Base of this rank's window.
+    pub(crate) fn local_base(&self) -> *mut u8 {
+        self.shared.heap().base(self.rank)
+    }
+
+    /// Runs a kernel on this rank and turns its status into a result with context (`own_call`:
+    /// the collective's fingerprint, for a mismatch report).
+    pub(crate) fn run_kernel(
+        &mut self,
+        kernel: KernelFn,
+        args: *const std::ffi::c_void,
+        scratch_bytes: usize,
+        call: &Label,
+        own_call: FingerprintWords,
+    ) -> Result<()> {
+        let scratch_bytes = scratch_bytes.max(TILE_BYTES);
+        let words = scratch_bytes.div_ceil(8);
+        if self.scratch.len() < words {
+            self.scratch.resize(words, 0);
+        }
+        let shared = &*self.shared;
+        let mut diag = Diag::default();
+        let mut ctx = Ctx {
+            abi_version: ABI_VERSION,
+            rank: self.rank as i32,
+            nranks: shared.nranks as i32,
+            spin_limit: shared.tuning.spin_limit,
+            yield_limit: shared.tuning.yield_limit,
+            _pad: 0,
+            peer_bases: shared.peer_bases.as_ptr(),
+            local_base: shared.heap().base(self.rank),
+            window_bytes: shared.heap().capacity() as u64,
+            // SAFETY: `control` holds 1 + nranks cells (see `Fabric::control`).
+            sleepers: unsafe { shared.fabric.control.add(1) },
+            abort_flag: shared.fabric.control,
+            timeout_ns: u64::try_from(shared.settings.timeout.as_nanos()).unwrap_or(u64::MAX),
+            scratch: self.scratch.as_mut_ptr().cast(),
+            scratch_bytes: (self.scratch.len() * 8) as u64,
+            ops: shared.fabric.ops,
+            diag: &mut diag,
+        };
+        // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
+        // argument struct the kernel expects (built by the caller from the same contract).
+        let status = unsafe { kernel(&mut ctx, args) };
+        if status == DeviceStatus::Ok as i32 {
+            return Ok(());
+        }
+        Err(self.failure(status, &diag, call, own_call))
+    }
+}

@@ -1,0 +1,35 @@
+//! The unit of work a rank's queue carries.
+
+use super::RankState;
+use crate::call::{Label, SignalCells};
+use crate::device::abi::{CollArgs, KernelFn};
+use crate::error::Result;
+
+/// What a task does on its rank's worker.
+pub(crate) type Work = Box<dyn FnOnce(&mut RankState) -> Result<()> + Send>;
+
+/// A task's job: a builtin collective kernel with its arguments (plain data: queueing one
+/// allocates nothing and releases nothing on the worker), or any other work.
+pub(crate) enum Job {
+    Kernel(KernelCall),
+    Work(Work),
+}
+
+/// A builtin collective kernel and its arguments.
+#[derive(Clone, Copy)]
+pub(crate) struct KernelCall {
+    pub(crate) kernel: KernelFn,
+    pub(crate) args: CollArgs,
+    pub(crate) scratch_bytes: usize,
+}
+
+/// One unit of work on one rank's queue.
+pub(crate) struct Task {
+    /// The call this task belongs to, described only when a message needs it.
+    pub(crate) call: Label,
+    /// The collective call's number on this rank (its fingerprint's), 0 for other work.
+    pub(crate) seq: u64,
+    /// The signal the task waits on, reset if the task fails or is skipped.
+    pub(crate) signal: Option<SignalCells>,
+    pub(crate) job: Job,
+}

@@ -1,0 +1,251 @@
+//! What the ranks, hosts and windows of one world share: the transport, the settings, the
+//! runtime's areas in every window, each rank's progress, and the failure record.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use crate::call::SignalCells;
+use crate::config::Settings;
+use crate::error::Error;
+use crate::memory::{Allocation, LlArea, SymmetricHeap};
+use crate::progress::RankProgress;
+use crate::transport::Fabric;
+
+/// The world's shared state.
+pub(crate) struct Shared {
+    pub(crate) nranks: usize,
+    pub(crate) fabric: Fabric,
+    /// Every rank's window as kernels address it (null: reached through the transport).
+    pub(crate) peer_bases: Box<[*mut u8]>,
+    pub(crate) settings: Settings,
+    pub(crate) tuning: Tuning,
+    pub(crate) areas: RuntimeAreas,
+    /// Each rank's counters and call sites.
+    pub(crate) ranks: Box<[RankProgress]>,
+    idle: Idle,
+    failure: Mutex<Failure>,
+    /// Whether a host scope is open on the world.
+    pub(crate) host_active: AtomicBool,
+}
+
+// SAFETY: `peer_bases` points into the heap's regions, which live as long as `Shared`; they are
+// shared by design and accessed only by kernels under the signal protocol.
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
+/// How the ranks of this process wait, measured against the machine.
+pub(crate) struct Tuning {
+    /// Polls before yielding, and yields before sleeping, in every wait.
+    pub(crate) spin_limit: i32,
+    pub(crate) yield_limit: i32,
+    /// The CPUs rank threads are pinned to, by rank; empty: not pinned.
+    pub(crate) pin_cpus: Vec<usize>,
+}
+
+/// The runtime's own allocations in every window.
+pub(crate) struct RuntimeAreas {
+    /// Offset of the call board (two fingerprint slots per rank).
+    pub(crate) board_off: usize,
+    /// The LL message area.
+    pub(crate) ll: LlArea,
+    /// Heap bytes the board and the LL area take (not windows of the user's).
+    pub(crate) bytes: usize,
+}
+
+/// Hosts asleep until queues drain: a worker wakes `cond` only when there is one.
+#[derive(Default)]
+struct Idle {
+    waiters: AtomicUsize,
+    /// Held only to sleep on `cond` and to wake it.
+    lock: Mutex<()>,
+    cond: Condvar,
+}
+
+#[derive(Default)]
+struct Failure {
+    /// The first error that is not the consequence of another's (not `Aborted`).
+    root: Option<Error>,
+    /// Each rank's first error since it was last synchronised.
+    ranks: Vec<Option<Error>>,
+    /// Signals of calls that failed or were skipped: their credits are reset at the next sync.
+    dirty_signals: Vec<SignalCells>,
+    /// Windows of hosts that ended while a failure was pending, kept until that sync: a dirty
+    /// signal may lie in one.
+    kept: Vec<Arc<Allocation>>,
+}
+
+impl Shared {
+    pub(crate) fn new(fabric: Fabric, settings: Settings, tuning: Tuning, areas: RuntimeAreas) -> Shared {
+        let nranks = fabric.nranks;
+        Shared {
+            nranks,
+            // A rank whose window only MPI may update atomically reaches even itself through
+            // the transport: a CPU atomic and an MPI_Accumulate on one cell are not atomic
+            // with each other.
+            peer_bases: (0..nranks)
+                .map(|r| if fabric.transport_only { std::ptr::null_mut() } else { fabric.heap.base(r) })
+                .collect(),
+            fabric,
+            settings,
+            tuning,
+            areas,
+            ranks: (0..nranks).map(|_| RankProgress::default()).collect(),
+            idle: Idle::default(),
+            failure: Mutex::new(Failure { ranks: vec![None; nranks], ..Failure::default() }),
+            host_active: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn heap(&self) -> &Arc<SymmetricHeap> {
+        &self.fabric.heap
+    }
+
+    /// Counts a task queued on `rank` (by its host).
+    pub(crate) fn queue_task(&self, rank: usize) {
+        self.ranks[rank].queued.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a task of `rank` finished (by its worker) and wakes a host waiting for drained
+    /// queues.
+    pub(crate) fn finish_task(&self, rank: usize) {
+        let progress = &self.ranks[rank];
+        let finished = progress.finished.0.fetch_add(1, Ordering::SeqCst) + 1;
+        // Dekker pairing with `wait_drained`: both sides are sequentially consistent, so either
+        // the waiter sees this task finished or this worker sees the waiter. Only a drained
+        // queue is worth a wake (a waiter waits for drained queues).
+        if self.idle.waiters.load(Ordering::SeqCst) > 0 && finished >= progress.queued.0.load(Ordering::SeqCst) {
+            // Taking the lock orders this wake after a waiter's check-then-wait.
+            let _guard = self.idle.lock.lock().unwrap_or_else(|p| p.into_inner());
+            self.idle.cond.notify_all();
+        }
+    }
+
+    /// Whether every task queued on `ranks` has finished (called by their host).
+    pub(crate) fn drained(&self, ranks: Range<usize>) -> bool {
+        ranks.into_iter().all(|r| self.ranks[r].drained())
+    }
+
+    /// Waits until the queues of `ranks` are drained.
+    pub(crate) fn wait_drained(&self, ranks: Range<usize>) {
+        if self.drained(ranks.clone()) {
+            return;
+        }
+        self.idle.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut guard = self.idle.lock.lock().unwrap_or_else(|p| p.into_inner());
+        while !self.drained(ranks.clone()) {
+            guard = self.idle.cond.wait(guard).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(guard);
+        self.idle.waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// The flag that stops every rank's waits when one failed.
+    fn abort_flag(&self) -> &AtomicI32 {
+        // SAFETY: `control` points at 1 + nranks live i32 cells (see `Fabric`), only ever
+        // accessed atomically.
+        unsafe { &*self.fabric.control.cast::<AtomicI32>() }
+    }
+
+    pub(crate) fn aborted(&self) -> bool {
+        self.abort_flag().load(Ordering::SeqCst) != 0
+    }
+
+    /// Records `rank`'s failure; a root cause also stops every rank's waits.
+    pub(crate) fn record_failure(&self, rank: usize, error: Error, signal: Option<SignalCells>) {
+        let secondary = matches!(error, Error::Aborted { .. });
+        if !secondary && let Some(on_failure) = self.fabric.on_failure {
+            on_failure(rank, &error);
+        }
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if !secondary {
+            self.abort_flag().store(1, Ordering::SeqCst);
+            if failure.root.is_none() {
+                failure.root = Some(error.clone());
+            }
+        }
+        match &failure.ranks[rank] {
+            None => failure.ranks[rank] = Some(error),
+            Some(Error::Aborted { .. }) if !secondary => failure.ranks[rank] = Some(error),
+            Some(_) => {}
+        }
+        failure.dirty_signals.extend(signal);
+    }
+
+    /// After every queue drained: the root cause of the failures since the last reset, with the
+    /// state a failed call leaves behind cleared (abort flag, credits in its signals).
+    pub(crate) fn reset_failures(&self) -> Result<(), Error> {
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        let first_of_rank = failure.ranks.iter_mut().find_map(Option::take);
+        let error = failure.root.take().or(first_of_rank);
+        failure.ranks.iter_mut().for_each(|e| *e = None);
+        let dirty = std::mem::take(&mut failure.dirty_signals);
+        let kept = std::mem::take(&mut failure.kept);
+        drop(failure);
+        let outcome = match error {
+            None => Ok(()),
+            Some(error) => {
+                for signal in &dirty {
+                    self.heap().zero(signal.offset, signal.bytes);
+                }
+                self.abort_flag().store(0, Ordering::SeqCst);
+                Err(error)
+            }
+        };
+        drop(kept); // the windows of those signals may be freed now
+        outcome
+    }
+
+    /// `rank`'s first failure since it was last asked, or the world's root cause when the rank
+    /// only stopped because of another's. Resets nothing: other ranks may still be running.
+    pub(crate) fn take_rank_failure(&self, rank: usize) -> Result<(), Error> {
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        match failure.ranks[rank].take() {
+            None => Ok(()),
+            Some(Error::Aborted { rank, call }) => Err(failure.root.clone().unwrap_or(Error::Aborted { rank, call })),
+            Some(error) => Err(error),
+        }
+    }
+
+    /// Every rank's state for a hang report: the call it is in, the last it completed.
+    pub(crate) fn progress_report(&self) -> Box<[String]> {
+        (0..self.nranks)
+            .map(|rank| {
+                if !self.fabric.local.contains(&rank) {
+                    return format!("rank {rank} runs in another process (its own report says where it is)");
+                }
+                self.ranks[rank].report(rank)
+            })
+            .collect()
+    }
+
+    /// Records that `rank` is past call `seq` (finished or gave it up): its host may release
+    /// the windows of calls up to it, and its LL writers may rewrite the inbox slots it used.
+    pub(crate) fn mark_past(&self, rank: usize, seq: u64) {
+        self.ranks[rank].past.0.store(seq, Ordering::Release);
+        if self.areas.ll.layout.is_some() {
+            // SAFETY: the LL area is allocated in every window for the world's life; its first
+            // 8 bytes are this rank's `past` cell, only ever accessed atomically.
+            let past = unsafe { &*self.heap().base(rank).add(self.areas.ll.offset).cast::<AtomicU64>() };
+            past.store(seq, Ordering::Release);
+        }
+    }
+
+    /// Lines every rank's call numbers up at the highest and marks every rank past it, after
+    /// ranks that diverged (a failed [`World::spmd`](crate::World::spmd) section) made different
+    /// numbers of calls: the next call has one number everywhere, and no LL writer waits for a
+    /// reader to get past a call it never made.
+    pub(crate) fn align_call_numbers(&self) {
+        let calls = self.ranks.iter().map(|r| r.issued.0.load(Ordering::Relaxed)).max().unwrap_or(0);
+        for rank in self.fabric.local.clone() {
+            self.ranks[rank].issued.0.store(calls, Ordering::Relaxed);
+            self.mark_past(rank, calls);
+        }
+    }
+
+    /// Keeps windows alive until the next world-wide reset has cleared the failure's signals.
+    pub(crate) fn keep_until_reset(&self, windows: impl IntoIterator<Item = Arc<Allocation>>) {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).kept.extend(windows);
+    }
+}

@@ -1,0 +1,56 @@
+//! Transports: what a launcher provides the ranks of this process (every rank's window, the
+//! shared control cells, the services behind `pld_ops`): threads of one process
+//! ([`local`]), or MPI processes (`mpi`).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::device::abi::Ops;
+use crate::error::Result;
+use crate::memory::SymmetricHeap;
+
+pub(crate) mod local;
+#[cfg(feature = "mpi")]
+pub(crate) mod mpi;
+
+/// What a launcher provides: every rank's window, the ranks this process runs, the cells every
+/// waiting process shares (abort flag, sleepers), and the services behind `pld_ops`.
+pub(crate) struct Fabric {
+    /// How the ranks run, for reports (`local`, `mpi (shared windows)`, `mpi (RMA)`).
+    pub(crate) launcher: &'static str,
+    pub(crate) nranks: usize,
+    /// Ranks whose device workers run in this process.
+    pub(crate) local: Range<usize>,
+    /// Ranks that share this machine's cores (for the spin budget).
+    pub(crate) node_ranks: usize,
+    pub(crate) heap: Arc<SymmetricHeap>,
+    /// `[abort, sleepers[nranks]]`: in memory every process of the node maps, so the abort flag
+    /// and the futex sleepers work across processes.
+    pub(crate) control: *mut i32,
+    pub(crate) ops: *const Ops,
+    /// What `control` and `ops` point into; dropped after the workers stop.
+    pub(crate) _keep: Box<dyn std::any::Any + Send + Sync>,
+    /// Called with every root-cause failure (MPI: report it and end the job).
+    pub(crate) on_failure: Option<fn(usize, &crate::error::Error)>,
+    /// Whether every window, this rank's included, is updated through the transport only (MPI
+    /// RMA); the own window is still read directly (`local_base`).
+    pub(crate) transport_only: bool,
+    /// Called after each allocation of a host when ranks live in several processes: a barrier
+    /// that also checks every rank allocated the same window, or names the rank that could not.
+    pub(crate) agree_on_allocation: Option<AgreeOnAllocation>,
+}
+
+/// One rank's side of an allocation, checked against every rank's.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) struct AllocationClaim<'a> {
+    pub(crate) rank: usize,
+    /// The host's allocation number (its k-th).
+    pub(crate) index: u64,
+    pub(crate) name: &'a str,
+    pub(crate) bytes: usize,
+    /// `None` when this rank allocated it; else the largest free block it had.
+    pub(crate) failed: Option<usize>,
+}
+
+/// Checks `claim` against every rank's, bounded by the deadline.
+pub(crate) type AgreeOnAllocation = fn(&AllocationClaim<'_>, std::time::Duration) -> Result<()>;
