@@ -12,6 +12,16 @@ use common::checks::*;
 use pld::{AllReduceMode, DType, ReduceOp, World};
 
 fn main() {
+    // The modes return their exit code once their world is dropped (MPI finalized).
+    let mode = match std::env::var("PLD_E2E_MODE").as_deref() {
+        Ok("settings") => Some(settings_disagree()),
+        Ok("alloc_fail") => Some(allocation_fails_on_one_rank()),
+        Ok("pace") => Some(pace()),
+        _ => None,
+    };
+    if let Some(code) = mode {
+        std::process::exit(code);
+    }
     let world = World::from_env().expect("a world for this process");
     let host = world.host().expect("its host");
     let n = world.nranks();
@@ -46,4 +56,63 @@ fn main() {
     host.finish().expect("every call succeeded");
     let ranks = world.host().map(|h| h.ranks()).unwrap_or(0..0);
     println!("mpi_e2e: ranks {ranks:?} of {n}: {calls} collectives checked, 0 wrong elements");
+}
+
+/// Run with a setting that shapes memory differing between the processes (`mpirun -np 1 -x
+/// PLD_LL_BYTES=0 ... : -np 1 ...`): every rank's world creation fails, naming the setting and
+/// each process's value.
+fn settings_disagree() -> i32 {
+    match World::from_env() {
+        Ok(_) => {
+            eprintln!("settings: the world started although the processes disagree");
+            1
+        }
+        Err(e) => {
+            let message = e.to_string();
+            let named = matches!(e, pld::Error::MismatchedSettings { .. }) && message.contains("rank 0 has");
+            println!("settings: {message}");
+            i32::from(!named)
+        }
+    }
+}
+
+/// Rank 1 asks for a window far larger than its heap while the others ask for a small one:
+/// every rank gets an error within the deadline, rank 1 its own (out of window memory), the
+/// others one naming rank 1 and its free space.
+fn allocation_fails_on_one_rank() -> i32 {
+    let world = World::from_env().expect("a world for this process");
+    let host = world.host().expect("its host");
+    let me = host.ranks().start;
+    let len = if me == 1 { 1usize << 40 } else { 1024 };
+    match host.window::<u8>("huge_on_rank_1", [len]) {
+        Ok(_) => {
+            eprintln!("alloc_fail: rank {me} allocated although rank 1 could not");
+            1
+        }
+        Err(e) => {
+            let ok = match me {
+                1 => matches!(e, pld::Error::OutOfWindowMemory { .. }),
+                _ => matches!(e, pld::Error::AllocationFailed { failed_rank: 1, .. }),
+            };
+            println!("alloc_fail: rank {me}: {e}");
+            i32::from(!ok)
+        }
+    }
+}
+
+/// Small all_reduces in a loop (no sync per call), with the time per call: a missed wake shows
+/// as a call per 4 ms sleep slice instead of microseconds. Fails past 1 ms per call.
+fn pace() -> i32 {
+    let world = World::from_env().expect("a world for this process");
+    let host = world.host().expect("its host");
+    let data = host.window::<f32>("pace", [2]).expect("a window");
+    let calls = 2000;
+    let started = std::time::Instant::now();
+    for _ in 0..calls {
+        host.all_reduce(&data, pld::AllReduce::mesh()).expect("an all_reduce");
+    }
+    host.sync().expect("every call succeeded");
+    let per_call = started.elapsed() / calls;
+    println!("pace: rank {}: {per_call:?} per call", host.ranks().start);
+    i32::from(per_call >= std::time::Duration::from_millis(1))
 }

@@ -92,6 +92,12 @@ impl<'w> Host<'w> {
                 // before its owner has zeroed it, and every rank must allocate the same one. A
                 // rank that could not allocate still takes part, so every rank hears why.
                 if let Some(agree) = shared.fabric.agree_on_allocation {
+                    // The agreement waits for every process's host, and a host waiting in it
+                    // holds a core: with its rank's calls still queued, the rank's worker could
+                    // get that core only at the next scheduler tick (4 ms a call, measured with
+                    // PLD_INLINE=0 on one process). Those calls never wait on this agreement
+                    // (every peer issued them before reaching it), so let them finish first.
+                    shared.wait_drained(self.ranks.clone());
                     let failed = alloc.as_ref().err().map(|_| shared.heap().largest_free());
                     let claim = AllocationClaim { rank: self.ranks.start, index, name, bytes, failed };
                     let agreed = agree(&claim, shared.settings.timeout);

@@ -129,6 +129,16 @@ impl Shared {
 
     /// Waits until the queues of `ranks` are drained.
     pub(crate) fn wait_drained(&self, ranks: Range<usize>) {
+        // Yield a few times before sleeping: a call about to finish is cheaper to wait out
+        // than a wake through the condition variable. No spinning: the worker this host waits
+        // for may need this very core (measured: spinning here cost 0.5 ms a call at 2 MPI
+        // processes on 2 cores).
+        for _ in 0..16 {
+            if self.drained(ranks.clone()) {
+                return;
+            }
+            std::thread::yield_now();
+        }
         if self.drained(ranks.clone()) {
             return;
         }

@@ -29,7 +29,7 @@ macro_rules! common_setters {
     };
 }
 
-/// Options of [`Host::all_reduce`]: `AllReduce::ring().op(ReduceOp::Max)`.
+/// Options of [`Host::all_reduce`](crate::Host::all_reduce): `AllReduce::ring().op(ReduceOp::Max)`.
 #[derive(Clone, Default)]
 pub struct AllReduce<'a> {
     pub(super) mode: AllReduceMode,
@@ -62,7 +62,7 @@ impl<'a> AllReduce<'a> {
 }
 common_setters!(AllReduce);
 
-/// Options of [`Host::reduce_scatter`].
+/// Options of [`Host::reduce_scatter`](crate::Host::reduce_scatter).
 #[derive(Clone, Default)]
 pub struct ReduceScatter<'a> {
     pub(super) op: ReduceOp,
@@ -83,7 +83,7 @@ impl<'a> ReduceScatter<'a> {
 }
 common_setters!(ReduceScatter);
 
-/// Options of [`Host::broadcast`]; the root is required.
+/// Options of [`Host::broadcast`](crate::Host::broadcast); the root is required.
 #[derive(Clone)]
 pub struct Broadcast<'a> {
     pub(super) root: i64,
@@ -98,8 +98,8 @@ impl<'a> Broadcast<'a> {
 }
 common_setters!(Broadcast);
 
-/// Options of the collectives that take nothing but the shared ones: [`Host::all_gather`],
-/// [`Host::all_to_all`], [`Host::all_to_all_v`], [`Host::barrier`].
+/// Options of the collectives that take nothing but the shared ones: [`Host::all_gather`](crate::Host::all_gather),
+/// [`Host::all_to_all`](crate::Host::all_to_all), [`Host::all_to_all_v`](crate::Host::all_to_all_v), [`Host::barrier`](crate::Host::barrier).
 #[derive(Clone, Default)]
 pub struct Opts<'a> {
     pub(super) common: Common<'a>,

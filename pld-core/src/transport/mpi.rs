@@ -233,24 +233,24 @@ fn agree_on_settings(rank: usize, nranks: usize, builder: &WorldBuilder) -> Resu
     Ok((settings, forced))
 }
 
-/// `MPI_Allgather` of `mine` (the same length on every rank), bounded by `timeout`: polled with
-/// `MPI_Test`, so a process that never arrives ends the wait with an error, not a hang. A
-/// timed-out agreement leaves the job unusable (the gather stays posted): it ends the job,
-/// naming this rank.
+/// `MPI_Allgather` of `mine` (the same length on every rank), bounded by `timeout`: a process
+/// that never arrives would leave the others in the gather for ever, so a watchdog thread ends
+/// the job (naming this rank and what it waited for) once the deadline passes. The gather itself
+/// is MPI's blocking one: a non-blocking gather polled with `MPI_Test` measured 1-5 ms per
+/// agreement on two processes (libnbc progresses only when tested), the blocking one 2 us.
 fn allgather_within(rank: usize, mine: &[u64], timeout: Duration, what: &str) -> Result<Vec<u64>> {
     let mut size = 0;
     // SAFETY: a plain query on the world communicator.
     unsafe { check("MPI_Comm_size", ffi::MPI_Comm_size(world(), &mut size))? };
     let mut all = vec![0u64; mine.len() * size as usize];
     let count = mine.len() as c_int;
-    // SAFETY: a constant handle initialised by MPI_Init.
-    let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
-    // SAFETY: every rank posts the same collective with buffers of `count` and `count * size`
-    // u64; both live until the request completes (waited for below, or the job ends).
+    let _armed = Watchdog::arm(rank, timeout, what);
+    // SAFETY: every rank makes the same collective call; the buffers hold `count` and
+    // `count * size` u64.
     unsafe {
         check(
-            "MPI_Iallgather",
-            ffi::MPI_Iallgather(
+            "MPI_Allgather",
+            ffi::MPI_Allgather(
                 mine.as_ptr().cast(),
                 count,
                 ffi::RSMPI_UINT64_T,
@@ -258,29 +258,62 @@ fn allgather_within(rank: usize, mine: &[u64], timeout: Duration, what: &str) ->
                 count,
                 ffi::RSMPI_UINT64_T,
                 world(),
-                &mut request,
             ),
         )?;
     }
-    let start = Instant::now();
-    let mut polls = 0u32;
-    loop {
-        let mut done: c_int = 0;
-        // SAFETY: `request` is the live request posted above.
-        unsafe { check("MPI_Test", ffi::MPI_Test(&mut request, &mut done, ffi::RSMPI_STATUS_IGNORE))? };
-        if done != 0 {
-            return Ok(all);
-        }
-        if start.elapsed() > timeout {
-            let error = Error::AgreementTimeout { rank, what: what.to_owned(), timeout_ms: timeout.as_millis() as u64 };
-            abort_job(rank, &error);
-            return Err(error);
-        }
-        polls += 1;
-        if polls < 1000 {
-            std::thread::yield_now();
-        } else {
-            std::thread::sleep(Duration::from_micros(100));
+    Ok(all)
+}
+
+/// The deadline of the agreement in progress, watched by one thread per process.
+struct Watchdog {
+    /// Nanoseconds after `epoch` at which the armed agreement times out; 0: none armed.
+    deadline_ns: std::sync::atomic::AtomicU64,
+    /// What the armed agreement is, for the message (written before arming).
+    what: Mutex<(usize, String, u64)>,
+    epoch: Instant,
+}
+
+/// Disarms the watchdog when the agreement ends.
+struct Armed(&'static Watchdog);
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        self.0.deadline_ns.store(0, Ordering::Release);
+    }
+}
+
+impl Watchdog {
+    fn get() -> &'static Watchdog {
+        static WATCHDOG: std::sync::OnceLock<&'static Watchdog> = std::sync::OnceLock::new();
+        WATCHDOG.get_or_init(|| {
+            let dog: &'static Watchdog = Box::leak(Box::new(Watchdog {
+                deadline_ns: std::sync::atomic::AtomicU64::new(0),
+                what: Mutex::new((0, String::new(), 0)),
+                epoch: Instant::now(),
+            }));
+            let _ = std::thread::Builder::new().name("pld-mpi-watchdog".into()).spawn(move || dog.watch());
+            dog
+        })
+    }
+
+    /// Arms the deadline of one agreement; the returned guard disarms it.
+    fn arm(rank: usize, timeout: Duration, what: &str) -> Armed {
+        let dog = Watchdog::get();
+        *dog.what.lock().unwrap_or_else(|p| p.into_inner()) = (rank, what.to_owned(), timeout.as_millis() as u64);
+        let deadline = dog.epoch.elapsed().saturating_add(timeout).as_nanos().min(u64::MAX as u128) as u64;
+        dog.deadline_ns.store(deadline.max(1), Ordering::Release);
+        Armed(dog)
+    }
+
+    /// Checks the armed deadline a few times a second; ends the job when one passed.
+    fn watch(&self) {
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let deadline = self.deadline_ns.load(Ordering::Acquire);
+            if deadline != 0 && self.epoch.elapsed().as_nanos() as u64 > deadline {
+                let (rank, what, timeout_ms) = self.what.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                abort_job(rank, &Error::AgreementTimeout { rank, what, timeout_ms });
+            }
         }
     }
 }
