@@ -24,7 +24,7 @@ pub(crate) struct Diag {
 }
 
 /// `pld_fingerprint`: a call's number and the three words describing it
-/// ([`crate::fingerprint::Fingerprint`] encodes and decodes them).
+/// (the `fingerprint` module encodes and decodes them).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct FingerprintWords {
