@@ -1,0 +1,39 @@
+//! The C header repeats a few constants and the LL layout that `pld-model` defines: compile the
+//! header into a small program and check every one against the Rust definition.
+
+use pld_model::{ABI_VERSION, LL_HEADER, LL_SLOTS, LlLayout, TILE_BYTES};
+
+#[test]
+fn every_constant_and_ll_offset_of_the_header_matches_pld_model() {
+    let dir = std::env::temp_dir().join(format!("pld-header-constants-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(pld_backend::HEADER_NAME), pld_backend::HEADER).unwrap();
+    let nranks = [1u64, 2, 3, 8, 1000];
+    let mut program = String::from("#include <stdio.h>\n#include \"pld_device.h\"\nint main(void) {\n");
+    program.push_str("    printf(\"%u %llu %llu %llu\\n\", (unsigned)PLD_ABI_VERSION, (unsigned long long)PLD_TILE_BYTES, (unsigned long long)PLD_LL_SLOTS, (unsigned long long)PLD_LL_HEADER);\n");
+    for n in nranks {
+        program.push_str(&format!("    printf(\"%llu\\n\", (unsigned long long)pld_ll_tables_bytes({n}));\n"));
+        // Sender n - 1's slot for call 11, in a layout of 4 KiB slots.
+        program.push_str(&format!(
+            "    {{ pld_ctx c = {{0}}; c.nranks = {n}; pld_coll_args a = {{0}}; a.ll_stride = 4160; a.call.seq = 11; \
+             printf(\"%llu\\n\", (unsigned long long)pld_ll_slot_off(&c, &a, {})); }}\n",
+            n - 1
+        ));
+    }
+    program.push_str("    return 0;\n}\n");
+    let source = dir.join("constants.c");
+    std::fs::write(&source, program).unwrap();
+    let exe = dir.join("constants");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = std::process::Command::new(cc).arg("-I").arg(&dir).arg("-o").arg(&exe).arg(&source).status().unwrap();
+    assert!(status.success(), "compiling the header failed");
+    let out = String::from_utf8(std::process::Command::new(&exe).output().unwrap().stdout).unwrap();
+    let mut lines = out.lines();
+    assert_eq!(lines.next().unwrap(), format!("{ABI_VERSION} {TILE_BYTES} {LL_SLOTS} {LL_HEADER}"));
+    for n in nranks {
+        assert_eq!(lines.next().unwrap(), LlLayout::tables_bytes(n).to_string(), "tables at {n} ranks");
+        let layout = LlLayout { nranks: n, stride: 4160 };
+        assert_eq!(lines.next().unwrap(), layout.slot_off(n - 1, 11).to_string(), "slot at {n} ranks");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
