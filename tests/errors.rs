@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pld::{AllReduce, Broadcast, DeviceBinary, Error, Kernel, Opts, WaitCmp, World};
+use pld::{AllReduce, Broadcast, DeviceBinary, Error, Kernel, Opts, WaitCmp, Window, World};
 
 #[test]
 fn a_view_larger_than_its_allocation() {
@@ -78,14 +78,21 @@ fn err_call(err: &Error) -> String {
     }
 }
 
-fn a2av_with_counts(counts_on_rank_1: Vec<i32>) -> Error {
-    let world = World::local(3).unwrap();
-    let host = world.host().unwrap();
+type A2avWindows<'h> = (Window<'h, f32>, Window<'h, f32>, Window<'h, i32>, Window<'h, i32>, Window<'h, i32>);
+
+/// input, target, send and recv counts and a signal for an all_to_all_v over 3 ranks.
+fn a2av_windows<'h>(host: &'h pld::Host<'_>) -> A2avWindows<'h> {
     let input = host.window::<f32>("input", [3 * 2, 4]).unwrap();
     let target = host.window::<f32>("target", [3 * 2, 4]).unwrap();
     let send = host.window::<i32>("send_counts", [3]).unwrap();
     let recv = host.window::<i32>("recv_counts", [3]).unwrap();
-    let signal = host.signal("sig").unwrap();
+    (input, target, send, recv, host.signal("sig").unwrap())
+}
+
+fn a2av_with_counts(counts_on_rank_1: Vec<i32>) -> Error {
+    let world = World::local(3).unwrap();
+    let host = world.host().unwrap();
+    let (input, target, send, recv, signal) = a2av_windows(&host);
     for r in 0..3 {
         let counts = if r == 1 { counts_on_rank_1.clone() } else { vec![1, 2, 0] };
         host.write(&send, r, &counts).unwrap();
@@ -99,11 +106,7 @@ fn a2av_with_counts(counts_on_rank_1: Vec<i32>) -> Error {
     assert_eq!(host.sync().unwrap_err(), err, "the failure sticks to its host");
     drop(host);
     let host = world.host().unwrap();
-    let input = host.window::<f32>("input", [3 * 2, 4]).unwrap();
-    let target = host.window::<f32>("target", [3 * 2, 4]).unwrap();
-    let send = host.window::<i32>("send_counts", [3]).unwrap();
-    let recv = host.window::<i32>("recv_counts", [3]).unwrap();
-    let signal = host.signal("sig").unwrap();
+    let (input, target, send, recv, signal) = a2av_windows(&host);
     for r in 0..3 {
         host.write(&send, r, &[1, 1, 1]).unwrap();
     }

@@ -112,20 +112,24 @@ impl WorldBuilder {
         let timeout = match self.timeout {
             Some(t) if t.is_zero() => return Err(invalid("WorldBuilder::timeout", "0 s", TIME_FORM)),
             Some(t) => t,
-            None => env_parsed("PLD_TIMEOUT_MS", parse_time)?.unwrap_or(Duration::from_millis(DEFAULT_TIMEOUT_MS)),
+            None => env_parsed("PLD_TIMEOUT_MS", TIME_FORM, parse_time)?
+                .unwrap_or(Duration::from_millis(DEFAULT_TIMEOUT_MS)),
         };
         let window_bytes = match self.window_bytes {
-            Some(bytes) => check_heap(bytes).map_err(|()| invalid("WorldBuilder::window_bytes", bytes, SIZE_FORM))?,
+            Some(bytes) => {
+                check_heap(bytes).ok_or_else(|| invalid("WorldBuilder::window_bytes", bytes, &heap_form()))?
+            }
             None => match env_raw("PLD_WINDOW_BYTES") {
                 Some(raw) => parse_size(&raw)
-                    .and_then(|b| check_heap(b).ok())
+                    .and_then(check_heap)
                     .ok_or_else(|| invalid("PLD_WINDOW_BYTES", &raw, &heap_form()))?,
                 None => default_window_bytes,
             },
         };
         let default_two_shot = if nranks <= 2 { DEFAULT_TWO_SHOT_BYTES_2_RANKS } else { DEFAULT_TWO_SHOT_BYTES };
-        let two_shot_bytes =
-            self.two_shot_bytes.map_or_else(|| env_parsed("PLD_TWO_SHOT_BYTES", parse_size), |b| Ok(Some(b)))?;
+        let two_shot_bytes = self
+            .two_shot_bytes
+            .map_or_else(|| env_parsed("PLD_TWO_SHOT_BYTES", SIZE_FORM, parse_size), |b| Ok(Some(b)))?;
         let ll_form = format!("a byte count of at most {LL_MAX_BYTES} (128 KiB less the header), or 0 for none");
         let ll_bytes = match self.ll_bytes {
             Some(bytes) if bytes as u64 > LL_MAX_BYTES => {
@@ -146,9 +150,9 @@ impl WorldBuilder {
             ll_bytes,
             inline: match self.inline {
                 Some(inline) => inline,
-                None => env_parsed("PLD_INLINE", parse_flag)?.unwrap_or(true),
+                None => env_parsed("PLD_INLINE", FLAG_FORM, parse_flag)?.unwrap_or(true),
             },
-            pin: env_parsed("PLD_PIN", parse_flag)?.unwrap_or(true),
+            pin: env_parsed("PLD_PIN", FLAG_FORM, parse_flag)?.unwrap_or(true),
             check_calls: self.check_calls,
         })
     }
@@ -187,11 +191,10 @@ impl Settings {
 }
 
 /// The heap size rounded up to whole cache lines, if that fits in memory at all.
-fn check_heap(bytes: usize) -> std::result::Result<usize, ()> {
-    match bytes.checked_next_multiple_of(crate::memory::ALIGN) {
-        Some(rounded) if rounded > 0 && rounded <= isize::MAX as usize => Ok(rounded),
-        _ => Err(()),
-    }
+fn check_heap(bytes: usize) -> Option<usize> {
+    bytes
+        .checked_next_multiple_of(crate::memory::ALIGN)
+        .filter(|&rounded| rounded > 0 && rounded <= isize::MAX as usize)
 }
 
 fn heap_form() -> String {
@@ -200,13 +203,14 @@ fn heap_form() -> String {
 
 /// `PLD_NRANKS`: the rank count of a local world started from the environment.
 pub(crate) fn env_nranks() -> Result<usize> {
-    Ok(env_parsed("PLD_NRANKS", |raw| raw.trim().parse::<usize>().ok().filter(|&n| n > 0))?.unwrap_or(DEFAULT_NRANKS))
+    Ok(env_parsed("PLD_NRANKS", COUNT_FORM, |raw| raw.trim().parse::<usize>().ok().filter(|&n| n > 0))?
+        .unwrap_or(DEFAULT_NRANKS))
 }
 
 /// `PLD_MPI_RMA`: whether one-sided RMA is forced even where windows could be shared.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn env_mpi_rma() -> Result<bool> {
-    Ok(env_parsed("PLD_MPI_RMA", parse_flag)?.unwrap_or(false))
+    Ok(env_parsed("PLD_MPI_RMA", FLAG_FORM, parse_flag)?.unwrap_or(false))
 }
 
 fn invalid(setting: &str, value: impl std::fmt::Display, expected: &str) -> Error {
@@ -217,15 +221,9 @@ fn env_raw(name: &str) -> Option<String> {
     std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }
 
-/// The variable `name` parsed by `parse`; unset is `None`, unparsable an error.
-fn env_parsed<T>(name: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>> {
+/// The variable `name` parsed by `parse`; unset is `None`, unparsable an error naming `form`.
+fn env_parsed<T>(name: &str, form: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>> {
     let Some(raw) = env_raw(name) else { return Ok(None) };
-    let form = match name {
-        "PLD_TIMEOUT_MS" => TIME_FORM,
-        "PLD_INLINE" | "PLD_PIN" | "PLD_MPI_RMA" => FLAG_FORM,
-        "PLD_NRANKS" => COUNT_FORM,
-        _ => SIZE_FORM,
-    };
     parse(&raw).map(Some).ok_or_else(|| invalid(name, &raw, form))
 }
 

@@ -209,15 +209,17 @@ fn agree_on_settings(rank: usize, nranks: usize, builder: &WorldBuilder) -> Resu
     let mine = builder.settings(nranks, DEFAULT_WINDOW_BYTES).and_then(|s| Ok((s, env_mpi_rma()?)));
     // The deadline of this first agreement: the process's own, or the default if it has none.
     let timeout = mine.as_ref().map_or(Duration::from_millis(crate::config::DEFAULT_TIMEOUT_MS), |(s, _)| s.timeout);
+    // Per rank: whether its settings are valid, then each shared value.
+    const WIDTH: usize = 5;
     let words: Vec<u64> = match &mine {
         Ok((settings, forced)) => {
             std::iter::once(1).chain(settings.shared_by_every_process(*forced).iter().map(|&(_, v)| v)).collect()
         }
-        Err(_) => vec![0; 5],
+        Err(_) => vec![0; WIDTH],
     };
     let all = allgather_within(rank, &words, timeout, "the settings agreement at world creation")?;
     let (settings, forced) = mine?;
-    if let Some(peer) = (0..nranks).find(|&r| all[r * 5] == 0) {
+    if let Some(peer) = (0..nranks).find(|&r| all[r * WIDTH] == 0) {
         return Err(Error::InvalidSetting {
             setting: format!("a setting of rank {peer}"),
             value: "(see that rank's own error)".into(),
@@ -225,7 +227,7 @@ fn agree_on_settings(rank: usize, nranks: usize, builder: &WorldBuilder) -> Resu
         });
     }
     for (i, (setting, _)) in settings.shared_by_every_process(forced).iter().enumerate() {
-        let values: Vec<u64> = (0..nranks).map(|r| all[r * 5 + 1 + i]).collect();
+        let values: Vec<u64> = (0..nranks).map(|r| all[r * WIDTH + 1 + i]).collect();
         if values.iter().any(|&v| v != values[0]) {
             return Err(Error::MismatchedSettings { setting: (*setting).to_owned(), values });
         }
