@@ -298,6 +298,51 @@ fn a_stale_or_foreign_binary_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Real device binaries, compiled by pld-backend, that an older or different header would
+/// produce: one whose `pld_abi_version` is another number, one whose `pld_ctx` has its fields at
+/// other offsets. Both are refused on load, with what differs, before any kernel runs.
+#[test]
+#[allow(clippy::undocumented_unsafe_blocks)] // pld-backend binaries, refused before any kernel runs
+fn a_real_binary_of_another_abi_version_or_struct_layout_is_refused() {
+    let dir = std::env::temp_dir().join(format!("pld-abi-{}", std::process::id()));
+    let kernel = "int32_t k(pld_ctx *c, const void *a) { (void)c; (void)a; return 0; }\n";
+    let compile = |name: &str, prelude: String| {
+        let source = pld_backend::DeviceSource::new(format!("{prelude}{kernel}"));
+        let artifact = pld_backend::DeviceCompiler::new().opt_level(0).compile(&source, &dir, name).unwrap();
+        unsafe { DeviceBinary::open(&artifact.path, Some(source.hash())) }.map(drop)
+    };
+    // The identity block after the kernels reads PLD_ABI_VERSION: an older header's number.
+    let older = pld::ABI_VERSION - 1;
+    let err = compile("old_abi", format!("#undef PLD_ABI_VERSION\n#define PLD_ABI_VERSION {older}\n")).unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, Error::DeviceBinary { .. }), "{message}");
+    assert!(
+        message.contains(&format!("was built for device ABI {older}, this runtime speaks {}", pld::ABI_VERSION)),
+        "{message}"
+    );
+
+    // A header whose pld_ctx has every field one word further on (and 8-byte wide): the binary
+    // reports its own sizeof/offsetof, which no longer match the runtime's.
+    let fields: Vec<&str> = pld_model::AbiLayout::FIELDS
+        .iter()
+        .filter(|(s, f)| *s == "pld_ctx" && !f.is_empty())
+        .map(|(_, f)| *f)
+        .collect();
+    assert!(fields.len() > 4, "pld_ctx has its fields in the layout table");
+    let moved = format!(
+        "typedef struct {{ uint64_t moved_by_one_word; {} }} pld_ctx_moved;\n#define pld_ctx pld_ctx_moved\n",
+        fields.iter().map(|f| format!("uint64_t {f};")).collect::<String>()
+    );
+    let err = compile("old_layout", moved).unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, Error::DeviceBinary { .. }), "{message}");
+    assert!(message.contains("lays out the ABI structs as") && message.contains("different header"), "{message}");
+
+    // The same kernel against the real header loads.
+    compile("current", String::new()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn absurd_sizes_and_foreign_windows_are_errors_not_crashes() {
     let world = World::builder(2).window_bytes(1 << 20).local().unwrap();

@@ -17,6 +17,7 @@ fn main() {
         Ok("settings") => Some(settings_disagree()),
         Ok("alloc_fail") => Some(allocation_fails_on_one_rank()),
         Ok("pace") => Some(pace()),
+        Ok("soak") => Some(soak()),
         _ => None,
     };
     if let Some(code) = mode {
@@ -115,4 +116,17 @@ fn pace() -> i32 {
     let per_call = started.elapsed() / calls;
     println!("pace: rank {}: {per_call:?} per call", host.ranks().start);
     i32::from(per_call >= std::time::Duration::from_millis(1))
+}
+
+/// The pipelined soak on this process's rank: batches of calls with no sync between them, then
+/// the process's resident memory and open descriptors as after the first batch (asserted).
+fn soak() -> i32 {
+    let world = World::from_env().expect("a world for this process");
+    let what = format!("MPI rank {}", world.host().map(|h| h.ranks().start).unwrap_or(0));
+    common::soak::stays_flat(&what, || {
+        let host = world.host().expect("its host");
+        common::soak::batch(&host, &host.ranks().collect::<Vec<_>>()).expect("a batch");
+        host.finish().expect("every call succeeded");
+    });
+    0
 }

@@ -28,7 +28,8 @@ fn worlds_leave_no_thread_or_mapping_behind_and_refuse_a_second_controller() {
     // Warm up once so lazily created process-wide state (the builtin library) is not counted.
     drop(World::local(1).unwrap());
     let (threads_before, virtual_before) = (threads(), virtual_bytes());
-    for round in 0..3 {
+    let mut settled = None;
+    for round in 0..4 {
         let world = World::builder(8).timeout(Duration::from_millis(200)).window_bytes(WINDOW_BYTES).local().unwrap();
         assert_eq!(threads(), threads_before + 8, "round {round}: one thread per rank");
         assert!(virtual_bytes() >= virtual_before + 8 * WINDOW_BYTES, "round {round}: one window region per rank");
@@ -42,7 +43,7 @@ fn worlds_leave_no_thread_or_mapping_behind_and_refuse_a_second_controller() {
             let data = host.window::<f32>("data", [1 << 16]).unwrap();
             host.all_reduce(&data, AllReduce::ring()).unwrap();
             // Leave the world mid-error on the last round: a root out of range, then a failed call.
-            if round == 2 {
+            if round >= 2 {
                 let send = host.window::<i32>("send", [8]).unwrap();
                 let recv = host.window::<i32>("recv", [8]).unwrap();
                 let input = host.window::<f32>("input", [8, 1]).unwrap();
@@ -56,8 +57,21 @@ fn worlds_leave_no_thread_or_mapping_behind_and_refuse_a_second_controller() {
         }
         drop(world);
         assert_eq!(threads(), threads_before, "round {round}: every rank thread joined");
-        // Thread stacks and allocator arenas the C library keeps for reuse stay; the regions go.
-        let slack = 8 * WINDOW_BYTES / 2;
-        assert!(virtual_bytes() < virtual_before + slack, "round {round}: every window region unmapped");
+        let now = virtual_bytes();
+        match settled {
+            // The first round leaves what the C library keeps for reuse: a malloc arena per
+            // thread that allocated (64 MiB of address space each) and cached stacks; the
+            // window regions (8 x 256 MiB) go.
+            None => {
+                assert!(now < virtual_before + 8 * (64 << 20) + (32 << 20), "round 0: every window region unmapped");
+                settled = Some(now);
+            }
+            // Later rounds reuse all of it: the address space returns to where round 0 left it,
+            // to within 4 MiB (any window region left behind is 256 MiB).
+            Some(settled) => assert!(
+                now.abs_diff(settled) <= 4 << 20,
+                "round {round}: {now} bytes of address space after teardown, {settled} after the first"
+            ),
+        }
     }
 }

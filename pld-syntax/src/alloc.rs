@@ -5,7 +5,7 @@ use syn::punctuated::Punctuated;
 use syn::{Expr, Macro, Token, Type};
 
 use crate::dsl::DslMacro;
-use crate::host::close_span;
+use crate::dsl::close_span;
 
 /// `window!(T, shape)`.
 pub struct WindowArgs {

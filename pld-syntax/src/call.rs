@@ -1,8 +1,8 @@
 //! The collective macros (`all_reduce!` ... `barrier!`): parsing their arguments against the
 //! contract table into a [`CollectiveCall`], with every mistake reported on its own token.
 
-use proc_macro2::Span;
-use quote::ToTokens;
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -67,154 +67,192 @@ fn bang(collective: Collective) -> String {
 }
 
 /// Parses and checks the arguments of `collective`'s macro. `close` is the span of the closing
-/// delimiter, where a missing argument is reported.
+/// delimiter, where a missing argument is reported. Every mistake is reported, combined.
 pub fn parse_call(
     collective: Collective,
     tokens: proc_macro2::TokenStream,
     close: Span,
 ) -> syn::Result<CollectiveCall> {
     let args = syn::parse::Parser::parse2(Punctuated::<Arg, Token![,]>::parse_terminated, tokens)?;
-    let contract = collective.contract();
-    let mut errors = Errors::default();
-    let mut call = CollectiveCall {
-        collective,
-        windows: Vec::new(),
-        op: None,
-        mode: None,
-        nranks: None,
-        root: None,
-        signal: None,
-    };
-    let mut positional = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
-    let mut nranks_key: Option<Ident> = None;
-    let mut root_value: Option<(i128, Span)> = None;
-    let mut keywords_started = false;
+    let mut parser = CallParser::new(collective, close);
+    let positional = parser.sort(args);
+    parser.windows(positional);
+    parser.check_required();
+    parser.check_combinations();
+    parser.check_distinct();
+    parser.errors.finish().map(|()| parser.call)
+}
 
-    for arg in args {
-        match arg {
-            Arg::Positional(expr) => {
-                if keywords_started {
-                    errors.spanned(
-                        &expr,
-                        format!("{}: positional arguments come before keyword arguments", bang(collective)),
-                    );
-                } else {
-                    positional.push(expr);
-                }
-            }
-            Arg::Keyword { name, eq, value } => {
-                keywords_started = true;
-                let key = name.to_string();
-                if !contract.keywords.contains(&key.as_str()) {
-                    errors.spanned(
-                        &name,
-                        format!("{}: {}", bang(collective), unknown("keyword", &key, contract.keywords)),
-                    );
-                    continue;
-                }
-                if seen.contains(&key) {
-                    errors.spanned(&name, format!("duplicate keyword `{key}`: each keyword may be given once"));
-                    continue;
-                }
-                seen.push(key.clone());
-                let Some(value) = value else {
-                    errors.spanned(eq, format!("`{key} =` needs a value"));
-                    continue;
-                };
-                match key.as_str() {
-                    "op" => {
-                        call.op =
-                            word(&mut errors, "op", &value, &ReduceOp::ALL.map(ReduceOp::name), ReduceOp::from_name)
-                    }
-                    "mode" => {
-                        call.mode = word(
-                            &mut errors,
-                            "mode",
-                            &value,
-                            &AllReduceMode::ALL.map(AllReduceMode::name),
-                            AllReduceMode::from_name,
-                        )
-                    }
-                    "nranks" => {
-                        call.nranks = nranks(&mut errors, &value);
-                        nranks_key = Some(name);
-                    }
-                    "root" => {
-                        root_value = root(&mut errors, &value);
-                        call.root = Some(value);
-                    }
-                    "signal" => call.signal = Some(value),
-                    other => unreachable!("contract keyword `{other}` has no parser"),
-                }
-            }
+/// The state of one call's parse: the call as far as it is known, and every mistake so far.
+struct CallParser {
+    call: CollectiveCall,
+    contract: &'static pld_model::Contract,
+    close: Span,
+    errors: Errors,
+    /// Keywords given, in order.
+    seen: Vec<String>,
+    /// The `nranks` keyword's token, for a message about it.
+    nranks_key: Option<Ident>,
+    /// A literal root and its span, checked against a literal `nranks`.
+    root_value: Option<(i128, Span)>,
+}
+
+impl CallParser {
+    fn new(collective: Collective, close: Span) -> CallParser {
+        CallParser {
+            call: CollectiveCall {
+                collective,
+                windows: Vec::new(),
+                op: None,
+                mode: None,
+                nranks: None,
+                root: None,
+                signal: None,
+            },
+            contract: collective.contract(),
+            close,
+            errors: Errors::default(),
+            seen: Vec::new(),
+            nranks_key: None,
+            root_value: None,
         }
     }
 
-    // Positional windows, then barrier's optional positional signal.
-    let roles: Vec<&str> = contract.windows.iter().map(|r| r.name()).collect();
-    let max = roles.len() + usize::from(contract.positional_signal);
-    if positional.len() > max {
-        let takes = match (roles.len(), contract.positional_signal) {
-            (0, true) => "at most one argument, the signal".to_owned(),
-            (n, _) => format!("{n} window{} ({})", if n == 1 { "" } else { "s" }, roles.join(", ")),
+    fn bang(&self) -> String {
+        bang(self.call.collective)
+    }
+
+    /// Takes each keyword argument in and returns the positional ones, which must come first.
+    fn sort(&mut self, args: Punctuated<Arg, Token![,]>) -> Vec<Expr> {
+        let mut positional = Vec::new();
+        let mut keywords_started = false;
+        for arg in args {
+            match arg {
+                Arg::Positional(expr) if keywords_started => self
+                    .errors
+                    .spanned(&expr, format!("{}: positional arguments come before keyword arguments", self.bang())),
+                Arg::Positional(expr) => positional.push(expr),
+                Arg::Keyword { name, eq, value } => {
+                    keywords_started = true;
+                    self.keyword(name, eq, value);
+                }
+            }
+        }
+        positional
+    }
+
+    /// One `name = value`: known to the contract, given once, with a value of its kind.
+    fn keyword(&mut self, name: Ident, eq: Token![=], value: Option<Expr>) {
+        let key = name.to_string();
+        if !self.contract.keywords.contains(&key.as_str()) {
+            let message = format!("{}: {}", self.bang(), unknown("keyword", &key, self.contract.keywords));
+            self.errors.spanned(&name, message);
+            return;
+        }
+        if self.seen.contains(&key) {
+            self.errors.spanned(&name, format!("duplicate keyword `{key}`: each keyword may be given once"));
+            return;
+        }
+        self.seen.push(key.clone());
+        let Some(value) = value else {
+            self.errors.spanned(eq, format!("`{key} =` needs a value"));
+            return;
         };
-        errors.spanned(&positional[max], format!("{} takes {takes}; unexpected argument", bang(collective)));
-    } else if positional.len() < roles.len() && errors.is_empty() {
-        let missing = &roles[positional.len()..];
-        errors.at(
-            close,
-            format!(
+        let errors = &mut self.errors;
+        match key.as_str() {
+            "op" => self.call.op = word(errors, "op", &value, &ReduceOp::ALL.map(ReduceOp::name), ReduceOp::from_name),
+            "mode" => {
+                let names = AllReduceMode::ALL.map(AllReduceMode::name);
+                self.call.mode = word(errors, "mode", &value, &names, AllReduceMode::from_name);
+            }
+            "nranks" => {
+                self.call.nranks = nranks(errors, &value);
+                self.nranks_key = Some(name);
+            }
+            "root" => {
+                self.root_value = root(errors, &value);
+                self.call.root = Some(value);
+            }
+            "signal" => self.call.signal = Some(value),
+            other => unreachable!("contract keyword `{other}` has no parser"),
+        }
+    }
+
+    /// The positional windows, in contract order, then barrier's optional positional signal.
+    fn windows(&mut self, mut positional: Vec<Expr>) {
+        let contract = self.contract;
+        let roles: Vec<&str> = contract.windows.iter().map(|r| r.name()).collect();
+        let max = roles.len() + usize::from(contract.positional_signal);
+        if positional.len() > max {
+            let takes = match (roles.len(), contract.positional_signal) {
+                (0, true) => "at most one argument, the signal".to_owned(),
+                (n, _) => format!("{n} window{} ({})", if n == 1 { "" } else { "s" }, roles.join(", ")),
+            };
+            let message = format!("{} takes {takes}; unexpected argument", self.bang());
+            self.errors.spanned(&positional[max], message);
+        } else if positional.len() < roles.len() && self.errors.is_empty() {
+            let message = format!(
                 "{} takes {} window{} ({}); missing {}",
-                bang(collective),
+                self.bang(),
                 roles.len(),
                 if roles.len() == 1 { "" } else { "s" },
                 roles.join(", "),
-                list(missing)
-            ),
-        );
+                list(&roles[positional.len()..])
+            );
+            self.errors.at(self.close, message);
+        }
+        positional.truncate(max);
+        if contract.positional_signal && positional.len() == max {
+            self.call.signal = positional.pop();
+        }
+        self.call.windows = positional;
     }
-    positional.truncate(max);
-    if contract.positional_signal && positional.len() == max {
-        call.signal = positional.pop();
-    }
-    call.windows = positional;
 
-    for key in contract.required_keywords {
-        if !seen.iter().any(|s| s == key) && errors.is_empty() {
-            errors.at(close, format!("{} needs `{key} = ...`", bang(collective)));
+    /// Keywords the contract requires (reported only when nothing else is wrong).
+    fn check_required(&mut self) {
+        for key in self.contract.required_keywords {
+            if !self.seen.iter().any(|s| s == key) && self.errors.is_empty() {
+                self.errors.at(self.close, format!("{} needs `{key} = ...`", self.bang()));
+            }
         }
     }
-    if collective == Collective::AllReduce
-        && call.mode.unwrap_or_default() == AllReduceMode::Mesh
-        && let Some(key) = &nranks_key
-    {
-        let why = if call.mode.is_some() { "mode = mesh" } else { "mesh, the default mode," };
-        errors.spanned(key, format!("`nranks` applies to `mode = ring` only: {why} uses the world's rank count"));
-    }
-    if let (Some((root, span)), Some(NRanks::Literal(n))) = (root_value, &call.nranks)
-        && root >= i128::from(*n)
-    {
-        errors.at(span, format!("root {root} is out of range for nranks = {n} (expected 0..{n})"));
+
+    /// Keywords that are each fine but not together: `nranks` with mesh, a literal root past a
+    /// literal `nranks`.
+    fn check_combinations(&mut self) {
+        let call = &self.call;
+        if call.collective == Collective::AllReduce
+            && call.mode.unwrap_or_default() == AllReduceMode::Mesh
+            && let Some(key) = &self.nranks_key
+        {
+            let why = if call.mode.is_some() { "mode = mesh" } else { "mesh, the default mode," };
+            let message = format!("`nranks` applies to `mode = ring` only: {why} uses the world's rank count");
+            self.errors.spanned(key, message);
+        }
+        if let (Some((root, span)), Some(NRanks::Literal(n))) = (self.root_value, &call.nranks)
+            && root >= i128::from(*n)
+        {
+            self.errors.at(span, format!("root {root} is out of range for nranks = {n} (expected 0..{n})"));
+        }
     }
 
-    // The windows of one call must be distinct (the signal included).
-    let mut operands: Vec<(&str, &Expr)> = roles.iter().copied().zip(&call.windows).collect();
-    if let Some(signal) = &call.signal {
-        operands.push(("signal", signal));
-    }
-    for (i, (second, b)) in operands.iter().enumerate() {
-        if let Some((first, _)) = operands[..i].iter().find(|(_, a)| same_tokens(a, b)) {
-            errors.spanned(
-                b,
-                format!(
+    /// The windows of one call must be distinct (the signal included).
+    fn check_distinct(&mut self) {
+        let roles = self.contract.windows.iter().map(|r| r.name());
+        let mut operands: Vec<(&str, &Expr)> = roles.zip(&self.call.windows).collect();
+        if let Some(signal) = &self.call.signal {
+            operands.push(("signal", signal));
+        }
+        for (i, (second, b)) in operands.iter().enumerate() {
+            if let Some((first, _)) = operands[..i].iter().find(|(_, a)| same_tokens(a, b)) {
+                let message = format!(
                     "`{}` is passed as both {first} and {second}; the windows of one call must be distinct",
                     b.to_token_stream()
-                ),
-            );
+                );
+                self.errors.spanned(b, message);
+            }
         }
     }
-    errors.finish().map(|()| call)
 }
 
 fn same_tokens(a: &Expr, b: &Expr) -> bool {
@@ -308,5 +346,40 @@ fn root(errors: &mut Errors, value: &Expr) -> Option<(i128, Span)> {
             }
             None
         }
+    }
+}
+
+impl CollectiveCall {
+    /// The argument tokens of this call in canonical order: windows, then `op`, `mode`,
+    /// `nranks`, `root`, `signal` (barrier's signal is positional).
+    pub(crate) fn canonical_tokens(&self) -> TokenStream {
+        let call = self;
+        let contract = call.collective.contract();
+        let mut args: Vec<TokenStream> = call.windows.iter().map(|w| quote!(#w)).collect();
+        if let Some(op) = call.op {
+            let op = syn::Ident::new(op.name(), proc_macro2::Span::call_site());
+            args.push(quote!(op = #op));
+        }
+        if let Some(mode) = call.mode {
+            let mode = syn::Ident::new(mode.name(), proc_macro2::Span::call_site());
+            args.push(quote!(mode = #mode));
+        }
+        match &call.nranks {
+            Some(NRanks::Literal(n)) => {
+                let n = proc_macro2::Literal::u64_unsuffixed(*n);
+                args.push(quote!(nranks = #n));
+            }
+            Some(NRanks::Const(path)) => args.push(quote!(nranks = #path)),
+            None => {}
+        }
+        if let Some(root) = &call.root {
+            args.push(quote!(root = #root));
+        }
+        match &call.signal {
+            Some(signal) if contract.positional_signal => args.push(quote!(#signal)),
+            Some(signal) => args.push(quote!(signal = #signal)),
+            None => {}
+        }
+        quote!(#(#args),*)
     }
 }

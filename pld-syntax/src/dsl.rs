@@ -1,4 +1,7 @@
-//! Recognising pld's macros by name inside host code.
+//! Recognising pld's macros and attributes by name, and where a macro's tokens end.
+
+use proc_macro2::Span;
+use syn::{Attribute, Macro, MacroDelimiter};
 
 use pld_model::Collective;
 
@@ -48,5 +51,25 @@ impl DslMacro {
             DslMacro::Collective(c) => c.name(),
             other => Self::OTHERS.iter().find(|(_, m)| *m == other).map_or("?", |(n, _)| n),
         }
+    }
+}
+
+/// Whether an attribute is `#[pld::<name>]` (or `#[<name>]` after `use pld::<name>`).
+pub(crate) fn is_attr(attr: &Attribute, name: &str) -> bool {
+    let path = attr.path();
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segments.as_slice() {
+        [only] => only == name,
+        [krate, last] => krate == "pld" && last == name,
+        _ => false,
+    }
+}
+
+/// The span of a macro's closing delimiter, where a missing argument is reported.
+pub(crate) fn close_span(mac: &Macro) -> Span {
+    match &mac.delimiter {
+        MacroDelimiter::Paren(p) => p.span.close(),
+        MacroDelimiter::Brace(b) => b.span.close(),
+        MacroDelimiter::Bracket(b) => b.span.close(),
     }
 }

@@ -7,18 +7,18 @@
 //! the site is replaced by that error alone, so the rest of the program still expands and rustc
 //! reports nothing else about it.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
 use syn::visit_mut::{self, VisitMut};
-use syn::{Attribute, Block, Expr, ExprMacro, Ident, Local, Macro, MacroDelimiter, Pat, Signature, Stmt, Visibility};
+use syn::{Attribute, Block, Expr, ExprMacro, Ident, Local, Macro, Pat, Signature, Stmt, Visibility};
 
 use pld_model::Collective;
 
+use crate::alloc;
 use crate::call::{CollectiveCall, parse_call};
-use crate::dsl::DslMacro;
+use crate::dsl::{DslMacro, close_span, is_attr};
 use crate::errors::Errors;
 use crate::launch::{Kernels, parse_launch};
-use crate::print::call_tokens;
 
 /// A `#[pld::host]` function in canonical form.
 #[derive(Clone, Debug, PartialEq)]
@@ -81,17 +81,6 @@ pub(crate) fn parse_auto_name(name: &str) -> Option<(Collective, usize)> {
     Some((Collective::from_name(collective)?, n.parse().ok()?))
 }
 
-/// Whether an attribute is `#[pld::host]` (or `#[host]` after `use pld::host`).
-pub(crate) fn is_attr(attr: &Attribute, name: &str) -> bool {
-    let path = attr.path();
-    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-    match segments.as_slice() {
-        [only] => only == name,
-        [krate, last] => krate == "pld" && last == name,
-        _ => false,
-    }
-}
-
 /// Parses one host function. A signature that cannot be a host function is an error (the
 /// function is dropped); mistakes at call sites go to `errors` and stay embedded in the body.
 pub(crate) fn parse_host_fn(
@@ -125,7 +114,7 @@ pub(crate) fn parse_host_fn(
         hoisted.push(Hoisted { name, collective });
         body.stmts.remove(0);
     }
-    let mut canon = Canonicalize { names, errors, hoisted: Vec::new(), kernels };
+    let mut canon = CheckAndHoist { names, errors, hoisted: Vec::new(), kernels };
     canon.visit_block_mut(&mut body);
     hoisted.extend(canon.hoisted);
     Ok(HostFn { attrs, vis, sig, hoisted, body })
@@ -144,20 +133,13 @@ fn hoisted_binding(local: &Local) -> Option<(Ident, Collective)> {
     }
 }
 
-struct Canonicalize<'a> {
+/// Walks a host body: checks every DSL macro site (a mistake becomes its error in place) and
+/// gives each collective without a signal a hoisted one.
+struct CheckAndHoist<'a> {
     names: &'a mut AutoNames,
     errors: &'a mut Errors,
     hoisted: Vec<Hoisted>,
     kernels: &'a Kernels,
-}
-
-/// The span of a macro's closing delimiter, where a missing argument is reported.
-pub(crate) fn close_span(mac: &Macro) -> Span {
-    match &mac.delimiter {
-        MacroDelimiter::Paren(p) => p.span.close(),
-        MacroDelimiter::Brace(b) => b.span.close(),
-        MacroDelimiter::Bracket(b) => b.span.close(),
-    }
 }
 
 /// What becomes of one DSL macro invocation.
@@ -170,7 +152,7 @@ enum Site {
     Error(TokenStream),
 }
 
-impl Canonicalize<'_> {
+impl CheckAndHoist<'_> {
     fn site(&mut self, mac: &Macro, kind: DslMacro, bound: bool) -> Site {
         let result = match kind {
             DslMacro::Collective(collective) => {
@@ -180,9 +162,9 @@ impl Canonicalize<'_> {
                 &mac.path,
                 format!("bind a {0} with `let name = {0}!(...)`: the binding names it in messages", kind.name()),
             )),
-            DslMacro::Window => crate::alloc::check_window(mac).map(|()| Site::Keep),
-            DslMacro::Signal => crate::alloc::check_signal(mac).map(|()| Site::Keep),
-            DslMacro::StageIn | DslMacro::StageOut => crate::alloc::check_stage(kind, mac).map(|()| Site::Keep),
+            DslMacro::Window => alloc::check_window(mac).map(|()| Site::Keep),
+            DslMacro::Signal => alloc::check_signal(mac).map(|()| Site::Keep),
+            DslMacro::StageIn | DslMacro::StageOut => alloc::check_stage(kind, mac).map(|()| Site::Keep),
             DslMacro::Launch => parse_launch(mac.tokens.clone(), close_span(mac), self.kernels).map(|_| Site::Keep),
         };
         result.unwrap_or_else(|error| {
@@ -200,7 +182,7 @@ impl Canonicalize<'_> {
         let name = self.names.next(call.collective);
         call.signal = Some(syn::parse_quote!(#name));
         self.hoisted.push(Hoisted { name, collective: call.collective });
-        Site::Retoken(call_tokens(&call))
+        Site::Retoken(call.canonical_tokens())
     }
 }
 
@@ -208,7 +190,7 @@ fn dsl_macro(mac: &Macro) -> Option<DslMacro> {
     DslMacro::from_path(&mac.path)
 }
 
-impl VisitMut for Canonicalize<'_> {
+impl VisitMut for CheckAndHoist<'_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {
         // Nested items are not host code.
     }

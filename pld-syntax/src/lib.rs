@@ -16,6 +16,7 @@ mod host;
 pub mod kernel;
 mod launch;
 mod normalize;
+mod paths;
 mod print;
 mod program;
 mod suggest;
@@ -67,7 +68,7 @@ pub fn programs_in_file(text: &str) -> syn::Result<Vec<Program>> {
 
 /// Whether an attribute is `#[pld::program]` (or `#[program]` after `use pld::program`).
 pub fn is_program_attr(attr: &syn::Attribute) -> bool {
-    host::is_attr(attr, "program")
+    dsl::is_attr(attr, "program")
 }
 
 /// `#[pld::program]`: the whole pipeline, as the proc macro runs it. Never fails: mistakes come

@@ -10,7 +10,8 @@ use proc_macro2::{Group, Punct, Spacing, TokenStream, TokenTree};
 use syn::punctuated::Punctuated;
 use syn::visit_mut::{self, VisitMut};
 
-pub(crate) struct Canonicalize;
+/// Drops what printing does not keep (see the module docs), so printed and parsed again is equal.
+pub(crate) struct NormalizeSpelling;
 
 fn drop_trailing<T, P>(list: &mut Punctuated<T, P>) {
     if list.trailing_punct() {
@@ -82,7 +83,7 @@ fn canonical_spacing(tokens: TokenStream) -> TokenStream {
     out.into_iter().collect()
 }
 
-impl VisitMut for Canonicalize {
+impl VisitMut for NormalizeSpelling {
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
         mac.tokens = canonical_spacing(std::mem::take(&mut mac.tokens));
         visit_mut::visit_macro_mut(self, mac);

@@ -4,8 +4,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Attribute, Ident, Item, ItemMod, Visibility};
 
+use crate::dsl::is_attr;
 use crate::errors::Errors;
-use crate::host::{AutoNames, HostFn, is_attr, parse_host_fn};
+use crate::host::{AutoNames, HostFn, parse_host_fn};
 use crate::kernel::{KernelIr, Param, check_kernel, check_signature, kernels_hash};
 
 /// A `#[pld::program]` module in canonical form.
@@ -85,15 +86,6 @@ pub struct Parsed {
 
 /// Parses `#[pld::program(<attr>)] <item>`. Fails only when `item` is not an inline module.
 pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed> {
-    let module: ItemMod = match syn::parse2::<Item>(item)? {
-        Item::Mod(module) => module,
-        other => {
-            return Err(syn::Error::new_spanned(
-                other,
-                "#[pld::program] goes on a module: `#[pld::program] mod name { ... }`",
-            ));
-        }
-    };
     let mut errors = Errors::default();
     let mut items = Vec::new();
     if !attr.is_empty() {
@@ -101,36 +93,13 @@ pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed
         items.push(ProgramItem::Item(Item::Verbatim(error.to_compile_error())));
         errors.push(error);
     }
-    let Some((_, mut content)) = module.content else {
-        return Err(syn::Error::new_spanned(
-            module.semi.map(|s| quote!(#s)).unwrap_or_default(),
-            "#[pld::program] needs an inline module: `mod name { ... }`",
-        ));
-    };
+    let (module, mut content) = inline_module(item)?;
     for item in &mut content {
-        syn::visit_mut::VisitMut::visit_item_mut(&mut crate::normalize::Canonicalize, item);
+        syn::visit_mut::VisitMut::visit_item_mut(&mut crate::normalize::NormalizeSpelling, item);
     }
-    // Kernels first: host code launches them, so their signatures must be known.
-    let mut kernels = Vec::new();
     let mut content: Vec<Option<Item>> = content.into_iter().map(Some).collect();
-    for slot in &mut content {
-        if let Some(Item::Fn(func)) = slot
-            && func.attrs.iter().any(|a| is_attr(a, "kernel"))
-        {
-            let Some(Item::Fn(mut func)) = slot.take() else { unreachable!() };
-            func.attrs.retain(|a| !is_attr(a, "kernel"));
-            let params = check_signature(&func.sig).ok();
-            let ir = match check_kernel(&func) {
-                Ok(ir) => Some(ir),
-                Err(error) => {
-                    items.push(ProgramItem::Item(Item::Verbatim(error.to_compile_error())));
-                    errors.push(error);
-                    None
-                }
-            };
-            kernels.push(KernelFn { func, params, ir });
-        }
-    }
+    // Kernels first: host code launches them, so their signatures must be known.
+    let kernels = take_kernels(&mut content, &mut items, &mut errors);
     let signatures: Vec<(String, Option<Vec<Param>>)> = kernels.iter().map(|k| (k.name(), k.params.clone())).collect();
     items.extend(kernels.into_iter().map(ProgramItem::Kernel));
     let mut names = AutoNames::default();
@@ -151,10 +120,55 @@ pub fn parse_program(attr: TokenStream, item: TokenStream) -> syn::Result<Parsed
     }
     let mut attrs: Vec<Attribute> = module.attrs.into_iter().filter(|a| !is_attr(a, "program")).collect();
     for attr in &mut attrs {
-        syn::visit_mut::VisitMut::visit_attribute_mut(&mut crate::normalize::Canonicalize, attr);
+        syn::visit_mut::VisitMut::visit_attribute_mut(&mut crate::normalize::NormalizeSpelling, attr);
     }
     Ok(Parsed {
         program: Program { attrs, vis: module.vis, ident: module.ident, items },
         errors: errors.finish().err(),
     })
+}
+
+/// The module `#[pld::program]` is on, and its items; anything but an inline module is an error.
+fn inline_module(item: TokenStream) -> syn::Result<(ItemMod, Vec<Item>)> {
+    let mut module: ItemMod = match syn::parse2::<Item>(item)? {
+        Item::Mod(module) => module,
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                "#[pld::program] goes on a module: `#[pld::program] mod name { ... }`",
+            ));
+        }
+    };
+    match module.content.take() {
+        Some((_, content)) => Ok((module, content)),
+        None => Err(syn::Error::new_spanned(
+            module.semi.map(|s| quote!(#s)).unwrap_or_default(),
+            "#[pld::program] needs an inline module: `mod name { ... }`",
+        )),
+    }
+}
+
+/// Takes every `#[pld::kernel]` function out of `content`, checked; a kernel that does not
+/// check leaves its error among `items` (its signature, when valid, still types `launch!`).
+fn take_kernels(content: &mut [Option<Item>], items: &mut Vec<ProgramItem>, errors: &mut Errors) -> Vec<KernelFn> {
+    let mut kernels = Vec::new();
+    for slot in content {
+        if let Some(Item::Fn(func)) = slot
+            && func.attrs.iter().any(|a| is_attr(a, "kernel"))
+        {
+            let Some(Item::Fn(mut func)) = slot.take() else { unreachable!() };
+            func.attrs.retain(|a| !is_attr(a, "kernel"));
+            let params = check_signature(&func.sig).ok();
+            let ir = match check_kernel(&func) {
+                Ok(ir) => Some(ir),
+                Err(error) => {
+                    items.push(ProgramItem::Item(Item::Verbatim(error.to_compile_error())));
+                    errors.push(error);
+                    None
+                }
+            };
+            kernels.push(KernelFn { func, params, ir });
+        }
+    }
+    kernels
 }

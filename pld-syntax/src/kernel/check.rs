@@ -411,111 +411,15 @@ impl Checker<'_> {
         }
     }
 
+    /// Types an expression, reporting what is not part of the kernel language on its token.
     fn expr(&mut self, expr: &Expr) -> (KExpr, Ty) {
         match expr {
-            Expr::Lit(lit) => match &lit.lit {
-                Lit::Int(i) => match i.base10_parse::<i64>() {
-                    Ok(v) => (KExpr::Int(v), Ty::Int),
-                    Err(e) => {
-                        self.errors.push(e);
-                        POISON
-                    }
-                },
-                Lit::Float(f) => match f.base10_parse::<f64>() {
-                    Ok(v) => (KExpr::Float(v), Ty::Float),
-                    Err(e) => {
-                        self.errors.push(e);
-                        POISON
-                    }
-                },
-                Lit::Bool(b) => (KExpr::Bool(b.value), Ty::Bool),
-                other => {
-                    self.errors.spanned(other, "only integer, float and boolean literals exist in a kernel");
-                    POISON
-                }
-            },
-            Expr::Path(p) => {
-                let Some(ident) = p.path.get_ident() else {
-                    self.errors.spanned(p, "paths are not part of the kernel language");
-                    return POISON;
-                };
-                let name = ident.to_string();
-                if let Some(local) = self.lookup(&name) {
-                    return (KExpr::Var(local.unique, local.ty), local.ty);
-                }
-                match name.as_str() {
-                    "Set" | "AtomicAdd" | "Eq" | "Ge" => return (KExpr::Var(name, Ty::Word), Ty::Word),
-                    _ => {}
-                }
-                match self.param(&name) {
-                    Some((_, Param { kind: ParamKind::Int(_), .. })) => (KExpr::Var(name, Ty::Int), Ty::Int),
-                    Some((_, Param { kind: ParamKind::Float(_), .. })) => (KExpr::Var(name, Ty::Float), Ty::Float),
-                    Some((i, _)) => (KExpr::Var(name, Ty::Data(i)), Ty::Data(i)),
-                    None => {
-                        let mut known: Vec<&str> =
-                            self.scopes.iter().flat_map(|s| s.keys().map(String::as_str)).collect();
-                        known.extend(self.params.iter().map(|p| p.name.as_str()));
-                        self.errors.spanned(p, unknown("name", &name, &known));
-                        POISON
-                    }
-                }
-            }
+            Expr::Lit(lit) => self.literal(&lit.lit),
+            Expr::Path(p) => self.path(p),
             Expr::Paren(p) => self.expr(&p.expr),
-            Expr::Unary(u) => {
-                let (e, ty) = self.expr(&u.expr);
-                match (&u.op, ty) {
-                    (_, Ty::Error) => POISON,
-                    (UnOp::Neg(_), Ty::Int | Ty::Float) => (KExpr::Neg(Box::new(e), ty), ty),
-                    (UnOp::Not(_), Ty::Bool) => (KExpr::Not(Box::new(e)), Ty::Bool),
-                    (UnOp::Deref(t), _) => {
-                        self.errors.spanned(t, "there are no references to dereference in a kernel");
-                        POISON
-                    }
-                    _ => {
-                        self.errors.spanned(expr, format!("this operator does not apply to {}", describe(ty)));
-                        POISON
-                    }
-                }
-            }
-            Expr::Binary(b) => {
-                let Some(op) = binop(&b.op) else {
-                    self.errors.spanned(b.op, "this operator is not part of the kernel language");
-                    return POISON;
-                };
-                let (l, lt) = self.expr(&b.left);
-                let (r, rt) = self.expr(&b.right);
-                let ty = match op {
-                    BinOp::And | BinOp::Or => {
-                        self.expect(&b.left, lt, Ty::Bool, "an operand of && and ||");
-                        self.expect(&b.right, rt, Ty::Bool, "an operand of && and ||");
-                        Ty::Bool
-                    }
-                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                        self.arith(expr, BinOp::Add, lt, rt);
-                        Ty::Bool
-                    }
-                    _ => self.arith(expr, op, lt, rt),
-                };
-                (KExpr::Binary { op, lhs: Box::new(l), rhs: Box::new(r), ty }, ty)
-            }
-            Expr::Cast(c) => {
-                let (e, ty) = self.expr(&c.expr);
-                if !matches!(ty, Ty::Int | Ty::Float | Ty::Error) {
-                    self.errors.spanned(&c.expr, format!("cannot cast {}", describe(ty)));
-                }
-                let target = match &*c.ty {
-                    Type::Path(p) => p.path.get_ident().map(|i| i.to_string()).unwrap_or_default(),
-                    _ => String::new(),
-                };
-                if let Some(&int) = INTS.iter().find(|&&n| n == target) {
-                    (KExpr::Cast(Box::new(e), int), Ty::Int)
-                } else if let Some(&float) = FLOATS.iter().find(|&&n| n == target) {
-                    (KExpr::Cast(Box::new(e), float), Ty::Float)
-                } else {
-                    self.errors.spanned(&c.ty, "a kernel casts to an integer or float scalar type");
-                    POISON
-                }
-            }
+            Expr::Unary(u) => self.unary(expr, u),
+            Expr::Binary(b) => self.binary(expr, b),
+            Expr::Cast(c) => self.cast(c),
             Expr::Index(ix) => {
                 let Some((base, dtype, _)) = self.base(&ix.expr) else { return POISON };
                 let (index, ty) = self.expr(&ix.index);
@@ -547,6 +451,116 @@ impl Checker<'_> {
                 self.errors.spanned(other, "this expression is not part of the kernel language");
                 POISON
             }
+        }
+    }
+
+    fn literal(&mut self, lit: &Lit) -> (KExpr, Ty) {
+        match lit {
+            Lit::Int(i) => match i.base10_parse::<i64>() {
+                Ok(v) => (KExpr::Int(v), Ty::Int),
+                Err(e) => {
+                    self.errors.push(e);
+                    POISON
+                }
+            },
+            Lit::Float(f) => match f.base10_parse::<f64>() {
+                Ok(v) => (KExpr::Float(v), Ty::Float),
+                Err(e) => {
+                    self.errors.push(e);
+                    POISON
+                }
+            },
+            Lit::Bool(b) => (KExpr::Bool(b.value), Ty::Bool),
+            other => {
+                self.errors.spanned(other, "only integer, float and boolean literals exist in a kernel");
+                POISON
+            }
+        }
+    }
+
+    /// A name: a local, a wait/notify constant, or a parameter.
+    fn path(&mut self, p: &syn::ExprPath) -> (KExpr, Ty) {
+        let Some(ident) = p.path.get_ident() else {
+            self.errors.spanned(p, "paths are not part of the kernel language");
+            return POISON;
+        };
+        let name = ident.to_string();
+        if let Some(local) = self.lookup(&name) {
+            return (KExpr::Var(local.unique, local.ty), local.ty);
+        }
+        match name.as_str() {
+            "Set" | "AtomicAdd" | "Eq" | "Ge" => return (KExpr::Var(name, Ty::Word), Ty::Word),
+            _ => {}
+        }
+        match self.param(&name) {
+            Some((_, Param { kind: ParamKind::Int(_), .. })) => (KExpr::Var(name, Ty::Int), Ty::Int),
+            Some((_, Param { kind: ParamKind::Float(_), .. })) => (KExpr::Var(name, Ty::Float), Ty::Float),
+            Some((i, _)) => (KExpr::Var(name, Ty::Data(i)), Ty::Data(i)),
+            None => {
+                let mut known: Vec<&str> = self.scopes.iter().flat_map(|s| s.keys().map(String::as_str)).collect();
+                known.extend(self.params.iter().map(|p| p.name.as_str()));
+                self.errors.spanned(p, unknown("name", &name, &known));
+                POISON
+            }
+        }
+    }
+
+    fn unary(&mut self, expr: &Expr, u: &syn::ExprUnary) -> (KExpr, Ty) {
+        let (e, ty) = self.expr(&u.expr);
+        match (&u.op, ty) {
+            (_, Ty::Error) => POISON,
+            (UnOp::Neg(_), Ty::Int | Ty::Float) => (KExpr::Neg(Box::new(e), ty), ty),
+            (UnOp::Not(_), Ty::Bool) => (KExpr::Not(Box::new(e)), Ty::Bool),
+            (UnOp::Deref(t), _) => {
+                self.errors.spanned(t, "there are no references to dereference in a kernel");
+                POISON
+            }
+            _ => {
+                self.errors.spanned(expr, format!("this operator does not apply to {}", describe(ty)));
+                POISON
+            }
+        }
+    }
+
+    fn binary(&mut self, expr: &Expr, b: &syn::ExprBinary) -> (KExpr, Ty) {
+        let Some(op) = binop(&b.op) else {
+            self.errors.spanned(b.op, "this operator is not part of the kernel language");
+            return POISON;
+        };
+        let (l, lt) = self.expr(&b.left);
+        let (r, rt) = self.expr(&b.right);
+        let ty = match op {
+            BinOp::And | BinOp::Or => {
+                self.expect(&b.left, lt, Ty::Bool, "an operand of && and ||");
+                self.expect(&b.right, rt, Ty::Bool, "an operand of && and ||");
+                Ty::Bool
+            }
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                self.arith(expr, BinOp::Add, lt, rt);
+                Ty::Bool
+            }
+            _ => self.arith(expr, op, lt, rt),
+        };
+        (KExpr::Binary { op, lhs: Box::new(l), rhs: Box::new(r), ty }, ty)
+    }
+
+    /// `e as T`, to an integer or float scalar type.
+    fn cast(&mut self, c: &syn::ExprCast) -> (KExpr, Ty) {
+        let (e, ty) = self.expr(&c.expr);
+        if !matches!(ty, Ty::Int | Ty::Float | Ty::Error) {
+            self.errors.spanned(&c.expr, format!("cannot cast {}", describe(ty)));
+        }
+        let target = match &*c.ty {
+            Type::Path(p) => p.path.get_ident().map(|i| i.to_string()).unwrap_or_default(),
+            _ => String::new(),
+        };
+        if let Some(&int) = INTS.iter().find(|&&n| n == target) {
+            (KExpr::Cast(Box::new(e), int), Ty::Int)
+        } else if let Some(&float) = FLOATS.iter().find(|&&n| n == target) {
+            (KExpr::Cast(Box::new(e), float), Ty::Float)
+        } else {
+            self.errors.spanned(&c.ty, "a kernel casts to an integer or float scalar type");
+            POISON
         }
     }
 
