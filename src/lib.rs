@@ -43,17 +43,41 @@
 //! # Ok::<(), pld::Error>(())
 //! ```
 
-pub use pld_core::*;
+pub use pld_core::{
+    AllReduce, AllReduceMode, Broadcast, Common, DEFAULT_LL_BYTES, DEFAULT_NRANKS, DEFAULT_TIMEOUT_MS,
+    DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS, DEFAULT_WINDOW_BYTES, DType, DistributedTensor, Element,
+    Error, Host, LL_MAX_BYTES, NotifyOp, Opts, ReduceOp, ReduceScatter, Result, Shape, Tensor, WaitCmp, Window, World,
+    WorldBuilder, bf16, f16,
+};
 pub use pld_macros::{
     all_gather, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, host, kernel, launch, program,
     reduce_scatter, signal, stage_in, stage_out, window,
 };
 
-/// The names a pld program uses most.
+// What generated code, the bench and hand-written device kernels reach for: public so they can,
+// out of the documentation because a program never names them. `__private` is the one path
+// generated code uses.
+#[doc(hidden)]
+pub use pld_core::{
+    ABI_VERSION, Buffer, Collective, Contract, DeviceBinary, DeviceStatus, Kernel, KernelKind, KernelVariant,
+    WindowRole, dsl,
+};
+
+#[doc(hidden)]
+pub mod __private {
+    pub use pld_core::dsl;
+}
+
+/// The names a pld program uses most: the types, `Error` and `Result`, and the DSL macros (so a
+/// macro used outside a `#[pld::program]` module gets pld's own message, not "cannot find macro").
 pub mod prelude {
     pub use pld_core::{
-        AllReduce, AllReduceMode, Broadcast, DType, Element, Host, Opts, ReduceOp, ReduceScatter, Tensor, Window,
-        World, bf16, f16,
+        AllReduce, AllReduceMode, Broadcast, DType, Element, Error, Host, Opts, ReduceOp, ReduceScatter, Result,
+        Tensor, Window, World, bf16, f16,
+    };
+    pub use pld_macros::{
+        all_gather, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, launch, reduce_scatter, signal, stage_in,
+        stage_out, window,
     };
 }
 

@@ -156,7 +156,7 @@ fn a_rank_that_never_arrives_is_named_with_every_rank_s_last_call() {
         let message = err.to_string();
         let Error::Timeout { missing, ranks, rank: reporter, .. } = err else { panic!("rank {rank}: {message}") };
         assert!(missing.contains(&1), "rank {rank}: {message}");
-        assert!(ranks[1].starts_with("rank 1 is in no collective, last completed all_reduce"), "{message}");
+        assert!(ranks[1].starts_with("rank 1 is in no collective or kernel, last completed all_reduce"), "{message}");
         assert!(ranks[1].contains("(call #1)"), "{message}");
         assert!(message.contains("barrier() at tests/reliability.rs"), "{message}");
         // The rank that timed out reports itself in the barrier, after the all_reduce.

@@ -7,9 +7,8 @@
 //! For every size: time per operation (many calls queued, one sync: device time, not dispatch
 //! round trips), algbw = S / time, busbw = algbw x the nccl-tests factor, then a correctness
 //! run with a fresh exact pattern compared element by element (#wrong). `--baseline mpi` runs
-//! Open MPI's collective at the same sizes in the same invocation (by building and running
-//! `shared/baselines/collbench.c`, or `bench/baselines/collbench_extra.c` for reduce_scatter and
-//! all_to_all_v, with `mpicc`/`mpirun`) and adds a ratio column.
+//! the MPI collective at the same sizes in the same invocation (by building and running
+//! `bench/baselines/mpibench.c` with `mpicc`/`mpirun`) and adds a ratio column.
 
 mod measure;
 mod mpi;
@@ -75,15 +74,14 @@ struct Args {
     /// Seconds of timing per size.
     #[arg(long, default_value_t = 0.25)]
     time: f64,
-    /// Run a baseline side by side: `mpi` (Open MPI through collbench.c) or `unchecked` (pld
+    /// Run a baseline side by side: `mpi` (the system MPI through `bench/baselines/mpibench.c`) or `unchecked` (pld
     /// without its mismatched-call check: the check's cost; pld and the baseline then run
     /// alternately `--repeat` times each and each size keeps its best time).
     #[arg(long)]
     baseline: Option<String>,
-    /// collbench.c for the MPI baseline (default: the repository's `../shared/baselines`;
-    /// reduce_scatter and all_to_all_v always use `bench/baselines/collbench_extra.c`).
+    /// The MPI harness's C source (default: `bench/baselines/mpibench.c` in this repository).
     #[arg(long)]
-    collbench: Option<PathBuf>,
+    harness: Option<PathBuf>,
     /// With `--baseline`: how many times pld and the baseline each run, alternately (each size
     /// keeps each side's best time, so a moment of noise on this shared machine does not decide
     /// a ratio).
@@ -202,11 +200,11 @@ fn main() -> Result<()> {
     let (rows, baseline) = match args.baseline.as_deref() {
         None => (measured.rows, None),
         Some("mpi") => {
-            let mut best_mpi = mpi::run(&config, &sizes, args.collbench.as_deref())?;
+            let mut best_mpi = mpi::run(&config, &sizes, args.harness.as_deref())?;
             let mut best = measured.rows;
             for _ in 1..args.repeat.max(1) {
                 keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);
-                keep_best(&mut best_mpi, mpi::run(&config, &sizes, args.collbench.as_deref())?);
+                keep_best(&mut best_mpi, mpi::run(&config, &sizes, args.harness.as_deref())?);
             }
             (best, Some(Baseline { column: "mpi", name: "Open MPI", rows: best_mpi }))
         }
@@ -242,4 +240,12 @@ fn main() -> Result<()> {
         report::plot(path, &config, &rows, baseline.as_ref())?;
     }
     Ok(())
+}
+
+/// A short tag of a path, so harness binaries built from different sources do not collide.
+fn path_tag(path: &std::path::Path) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    path.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }

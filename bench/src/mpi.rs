@@ -1,7 +1,6 @@
-//! The Open MPI baseline: `shared/baselines/collbench.c` (all_reduce, all_gather, all_to_all,
-//! broadcast, barrier) or this crate's `baselines/collbench_extra.c` (reduce_scatter,
-//! all_to_all_v: same method and columns), built with `mpicc` and run with `mpirun` at the same
-//! sizes, in the same invocation.
+//! The MPI baseline: this crate's `baselines/mpibench.c` (every collective, through the MPI call
+//! a user would make), built with `mpicc` and run with `mpirun` at the same sizes, in the same
+//! invocation.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,45 +27,31 @@ pub struct BaselineRow {
     pub wrong: u64,
 }
 
-/// Which harness measures a collective, and its name for it.
-enum Harness {
-    /// `shared/baselines/collbench.c` (or `--collbench`).
-    Collbench(&'static str),
-    /// `baselines/collbench_extra.c`, for what collbench lacks.
-    Extra(&'static str),
-}
-
-fn harness(coll: Collective) -> Harness {
+/// The harness's name for a collective.
+fn harness_name(coll: Collective) -> &'static str {
     match coll {
-        Collective::AllReduce => Harness::Collbench("allreduce"),
-        Collective::AllGather => Harness::Collbench("allgather"),
-        Collective::AllToAll => Harness::Collbench("alltoall"),
-        Collective::Broadcast => Harness::Collbench("bcast"),
-        Collective::Barrier => Harness::Collbench("barrier"),
-        Collective::ReduceScatter => Harness::Extra("reduce_scatter"),
-        Collective::AllToAllV => Harness::Extra("alltoallv"),
+        Collective::AllReduce => "allreduce",
+        Collective::AllGather => "allgather",
+        Collective::AllToAll => "alltoall",
+        Collective::Broadcast => "bcast",
+        Collective::Barrier => "barrier",
+        Collective::ReduceScatter => "reduce_scatter",
+        Collective::AllToAllV => "alltoallv",
     }
 }
 
+/// The harness in this repository.
 fn default_source() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/baselines/collbench.c")
-}
-
-fn extra_source() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/collbench_extra.c")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/mpibench.c")
 }
 
 pub fn run(config: &Config, sizes: &[usize], source: Option<&Path>) -> Result<Vec<BaselineRow>> {
     if config.dtype != pld::DType::F32 || config.op != pld::ReduceOp::Sum {
         bail!("the MPI baseline measures f32 sum only; run with --dtype f32 --op sum");
     }
-    let (name, source, binary) = match harness(config.coll) {
-        Harness::Collbench(name) => {
-            (name, source.map(Path::to_path_buf).unwrap_or_else(default_source), "pld-bench-collbench")
-        }
-        Harness::Extra(name) => (name, extra_source(), "pld-bench-collbench-extra"),
-    };
-    let binary = std::env::temp_dir().join(binary);
+    let name = harness_name(config.coll);
+    let source = source.map(Path::to_path_buf).unwrap_or_else(default_source);
+    let binary = std::env::temp_dir().join(format!("pld-bench-mpibench-{}", crate::path_tag(&source)));
     let stale = std::fs::metadata(&binary)
         .and_then(|b| Ok(b.modified()? < std::fs::metadata(&source)?.modified()?))
         .unwrap_or(true);

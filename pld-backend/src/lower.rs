@@ -293,9 +293,9 @@ impl Lower<'_> {
                 self.range_check(&format!("p{signal}_len"), &k, "(int64_t)1");
                 let cmp = if *ge { "PLD_WAIT_GE" } else { "PLD_WAIT_EQ" };
                 let off = self.window_off(*signal);
-                self.line(&format!(
-                    "PLD_TRY(pld_wait_in_row(c, {off} + 4 * (uint64_t){k}, (int32_t){v}, {cmp}, {off}, (int32_t)p{signal}_len));"
-                ));
+                // A lone cell: a timeout names this cell's peer alone, not every cell of the row
+                // still short (the kernel waits on no other).
+                self.line(&format!("PLD_TRY(pld_wait(c, {off} + 4 * (uint64_t){k}, (int32_t){v}, {cmp}));"));
             }
         }
     }

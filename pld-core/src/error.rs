@@ -9,7 +9,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///
 /// `call` fields describe the collective or kernel and where the host code called it, e.g.
 /// `all_reduce(mode = ring, op = max, dtype = f32) at src/main.rs:12:9`.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+///
+/// `Debug` prints the same message as `Display`, so `fn main() -> pld::Result<()>` shows what
+/// went wrong in words; match on the variant for its fields.
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A world needs at least one rank.
@@ -87,8 +90,8 @@ pub enum Error {
     /// The symmetric heap has no room for a window.
     #[error(
         "window `{name}` needs {requested} bytes per rank but only {available} of the \
-         {capacity}-byte symmetric heap are free (raise PLD_WINDOW_BYTES or \
-         WorldBuilder::window_bytes)"
+         {capacity}-byte symmetric heap are free (pld reserves {reserved} of them for small \
+         messages and the call board; raise PLD_WINDOW_BYTES or WorldBuilder::window_bytes)"
     )]
     OutOfWindowMemory {
         /// The window being allocated.
@@ -99,6 +102,8 @@ pub enum Error {
         available: usize,
         /// Heap size per rank.
         capacity: usize,
+        /// Bytes of it pld holds for the world's life.
+        reserved: usize,
     },
     /// A typed view does not fit in its allocation.
     #[error(
@@ -343,5 +348,13 @@ impl Error {
 
     pub(crate) fn system(what: impl Into<String>, reason: impl std::fmt::Display) -> Error {
         Error::System { what: what.into(), reason: reason.to_string() }
+    }
+}
+
+/// The readable message, as `Display` gives it: what `fn main() -> pld::Result<()>` prints
+/// when it returns an error (Rust prints the `Debug` form there).
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }

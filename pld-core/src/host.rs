@@ -250,6 +250,7 @@ impl<'w> Host<'w> {
     /// # Safety
     /// `args` must be what the kernel expects: the kernel reads them, and any window offsets
     /// among them, without knowing their meaning.
+    #[track_caller]
     pub unsafe fn launch(&self, kernel: &Kernel, rank: usize, args: &[u64]) -> Result<()> {
         let mut words = crate::dsl::KernelArgs::new();
         words.words = args.to_vec();
@@ -263,18 +264,23 @@ impl<'w> Host<'w> {
     /// # Safety
     /// `args` must match the kernel's parameters (the launchers `#[pld::program]` generates
     /// guarantee it).
+    #[track_caller]
     pub unsafe fn launch_args(&self, kernel: &Kernel, device: usize, args: crate::dsl::KernelArgs<'_>) -> Result<()> {
+        let at = std::panic::Location::caller();
+        let name = kernel.user_name();
         self.check_healthy()?;
-        self.check_rank(device, || format!("launching {}", kernel.name()))?;
+        self.check_rank(device, || format!("launching kernel `{name}` at {}:{}", at.file(), at.line()))?;
         for alloc in &args.windows {
             if !alloc.is_in(self.world.shared().heap()) {
-                return Err(foreign_window(format!("launch of {}", kernel.name()), "window", alloc.name()));
+                let what = format!("launch of kernel `{name}` at {}:{}", at.file(), at.line());
+                return Err(foreign_window(what, "window", alloc.name()));
             }
         }
         let blocking = args.blocking;
         let crate::dsl::KernelArgs { words, copies, windows, .. } = args;
         let kernel = kernel.clone();
-        let call = Label::text(format!("kernel {} on rank {device}", kernel.name()));
+        let call =
+            Label::text(format!("kernel `{name}` at {}:{}:{} on rank {device}", at.file(), at.line(), at.column()));
         let label = call.clone();
         // The host pointers in `words` stay valid: copies travel with the task, and a writable
         // host tensor is borrowed until the blocking wait below returns.

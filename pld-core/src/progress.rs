@@ -29,6 +29,8 @@ pub(crate) struct RankProgress {
     pub(crate) started: Padded<Started>,
     /// The call sites of the rank's calls, for hang reports.
     pub(crate) sites: Padded<Mutex<CallSites>>,
+    /// The task that is not a collective (a user kernel, a staging copy) the rank runs now.
+    pub(crate) task: Padded<Mutex<Option<Label>>>,
 }
 
 /// A rank's last started call number, and the number of times its call site changed (bumped
@@ -81,9 +83,11 @@ impl RankProgress {
         let completed = self.completed.0.load(Ordering::Acquire);
         let done = if completed == 0 { "none".to_owned() } else { sites.describe(completed) };
         if started > past {
-            format!("rank {rank} is in {}, last completed {done}", sites.describe(started))
-        } else {
-            format!("rank {rank} is in no collective, last completed {done}")
+            return format!("rank {rank} is in {}, last completed {done}", sites.describe(started));
+        }
+        match &*self.task.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(task) => format!("rank {rank} is in {}, last completed collective {done}", task.describe()),
+            None => format!("rank {rank} is in no collective or kernel, last completed {done}"),
         }
     }
 

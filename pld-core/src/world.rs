@@ -60,14 +60,22 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     let nranks = fabric.nranks;
     // The call board (two fingerprint slots per rank) lives in the window, where peers and
     // remote transports reach it like any signal.
-    let board_off = fabric.heap.alloc("__call_board", 2 * std::mem::size_of::<FingerprintWords>())?;
+    let board_bytes = 2 * std::mem::size_of::<FingerprintWords>();
     // The LL message area, on transports where peers are addressable.
-    let ll = match settings.ll_layout(nranks) {
-        Some(layout) if !fabric.transport_only => {
-            LlArea { offset: ll_alloc(&fabric.heap, layout)?, layout: Some(layout) }
+    let ll_layout = settings.ll_layout(nranks).filter(|_| !fabric.transport_only);
+    let reserve = reservation_error(&fabric.heap, board_bytes, ll_layout);
+    let board_off = fabric.heap.alloc("the call board", board_bytes).map_err(|_| reserve())?;
+    let ll = match ll_layout {
+        Some(layout) => {
+            let bytes = usize::try_from(layout.bytes()).map_err(|_| reserve())?;
+            LlArea {
+                offset: fabric.heap.alloc("the small-message area", bytes).map_err(|_| reserve())?,
+                layout: Some(layout),
+            }
         }
-        _ => LlArea::default(),
+        None => LlArea::default(),
     };
+    fabric.heap.mark_reserved();
     let areas = RuntimeAreas { board_off, ll, bytes: fabric.heap.live_bytes() };
     // Threads of one process's ranks are pinned one per core when each can have its own
     // (under mpirun the launcher binds processes already).
@@ -95,15 +103,22 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     Ok(World { shared, queues, workers })
 }
 
-/// Allocates the LL area of `layout`, its size checked against the heap.
-fn ll_alloc(heap: &SymmetricHeap, layout: LlLayout) -> Result<usize> {
-    let bytes = usize::try_from(layout.bytes()).map_err(|_| Error::OutOfWindowMemory {
-        name: "__ll_messages".into(),
-        requested: usize::MAX,
-        available: heap.largest_free(),
-        capacity: heap.capacity(),
-    })?;
-    heap.alloc("__ll_messages", bytes)
+/// The error for a heap too small for what pld reserves in it (the call board and the LL
+/// message area): a setting to change, not a window the user never made.
+fn reservation_error(heap: &SymmetricHeap, board_bytes: usize, ll: Option<LlLayout>) -> impl Fn() -> Error + use<> {
+    let align = |b: u64| b.div_ceil(64) * 64;
+    let ll_bytes = ll.map_or(0, |l| l.bytes());
+    let needed = align(board_bytes as u64).saturating_add(align(ll_bytes));
+    let capacity = heap.capacity();
+    move || Error::InvalidSetting {
+        setting: "PLD_WINDOW_BYTES (or WorldBuilder::window_bytes)".into(),
+        value: capacity.to_string(),
+        expected: format!(
+            "at least {needed} bytes: pld reserves {ll_bytes} bytes of each rank's heap for small messages \
+             and {board_bytes} for the call board (set PLD_LL_BYTES=0 to reserve none for small messages), \
+             and windows need room besides"
+        ),
+    }
 }
 
 /// A set of ranks that run device tasks, and the symmetric heap their windows live in.

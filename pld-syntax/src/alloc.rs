@@ -6,6 +6,7 @@ use syn::{Expr, Macro, Token, Type};
 
 use crate::dsl::DslMacro;
 use crate::dsl::close_span;
+use crate::suggest::{is_other_primitive, unknown_element};
 
 /// `window!(T, shape)`.
 pub struct WindowArgs {
@@ -38,7 +39,17 @@ pub(crate) fn check_window(mac: &Macro) -> syn::Result<()> {
             "window! takes an element type and a shape: `window!(f32, [1, SIZE])`",
         ));
     }
-    mac.parse_body::<WindowArgs>().map(drop)
+    let args = mac.parse_body::<WindowArgs>()?;
+    // A primitive pld has no element type for is one error here, on the type, rather than one
+    // per runtime call the window reaches (rustc reports each unmet `Element` bound).
+    if let Type::Path(path) = &args.elem
+        && path.qself.is_none()
+        && let Some(ident) = path.path.get_ident()
+        && is_other_primitive(&ident.to_string())
+    {
+        return Err(syn::Error::new_spanned(ident, unknown_element(&ident.to_string())));
+    }
+    Ok(())
 }
 
 pub(crate) fn check_signal(mac: &Macro) -> syn::Result<()> {

@@ -118,6 +118,7 @@ fn device_binary(program: &Program, complete: bool) -> TokenStream {
             .unzip();
         Some(quote! {
             #[allow(clippy::unnecessary_cast, clippy::too_many_arguments)]
+            #[track_caller]
             pub fn #name(host: &#host_t, device: usize, #(#decls),*) -> #unit_result {
                 let kernel = super::__pld_device()?.kernel(#symbol)?;
                 let mut args = #dsl::KernelArgs::new();

@@ -114,7 +114,8 @@ pub(crate) fn parse_host_fn(
         hoisted.push(Hoisted { name, collective });
         body.stmts.remove(0);
     }
-    let mut canon = CheckAndHoist { names, errors, hoisted: Vec::new(), kernels };
+    let mut canon =
+        CheckAndHoist { names, poisoned: Vec::new(), in_closure: false, errors, hoisted: Vec::new(), kernels };
     canon.visit_block_mut(&mut body);
     hoisted.extend(canon.hoisted);
     Ok(HostFn { attrs, vis, sig, hoisted, body })
@@ -137,6 +138,12 @@ fn hoisted_binding(local: &Local) -> Option<(Ident, Collective)> {
 /// gives each collective without a signal a hoisted one.
 struct CheckAndHoist<'a> {
     names: &'a mut AutoNames,
+    /// Bindings whose `window!`/`signal!` was wrong: the DSL macros that use them are dropped
+    /// (they only touch the binding), so one mistake gives one error, not one per use.
+    poisoned: Vec<Ident>,
+    /// Inside a closure without a declared return type: a DSL macro's `?` would return from the
+    /// closure, not from the host function.
+    in_closure: bool,
     errors: &'a mut Errors,
     hoisted: Vec<Hoisted>,
     kernels: &'a Kernels,
@@ -154,6 +161,25 @@ enum Site {
 
 impl CheckAndHoist<'_> {
     fn site(&mut self, mac: &Macro, kind: DslMacro, bound: bool) -> Site {
+        if self.in_closure {
+            let error = syn::Error::new_spanned(
+                &mac.path,
+                format!(
+                    "`{0}!` cannot be used inside this closure: it passes its error on with `?`, which would \
+                     return from the closure, not from the host function; call `{0}!` in the host function's \
+                     own body (a `for` loop instead of `.for_each(|..| ..)`), or give the closure a return \
+                     type of `pld::Result<_>`",
+                    kind.name()
+                ),
+            );
+            let compile_error = error.to_compile_error();
+            self.errors.push(error);
+            return Site::Error(quote! { { #compile_error } });
+        }
+        let uses = self.poisoned_uses(mac.tokens.clone());
+        if !uses.is_empty() {
+            return Site::Error(quote! { { #(let _ = &#uses;)* } });
+        }
         let result = match kind {
             DslMacro::Collective(collective) => {
                 parse_call(collective, mac.tokens.clone(), close_span(mac)).map(|call| self.canonical(call))
@@ -172,6 +198,27 @@ impl CheckAndHoist<'_> {
             self.errors.push(error);
             Site::Error(quote! { { #compile_error } })
         })
+    }
+
+    /// The poisoned bindings `tokens` name.
+    fn poisoned_uses(&self, tokens: TokenStream) -> Vec<Ident> {
+        let mut uses = Vec::new();
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Ident(ident) if self.poisoned.contains(&ident) && !uses.contains(&ident) => {
+                    uses.push(ident);
+                }
+                proc_macro2::TokenTree::Group(group) => {
+                    for ident in self.poisoned_uses(group.stream()) {
+                        if !uses.contains(&ident) {
+                            uses.push(ident);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        uses
     }
 
     /// Gives a call site without a signal its hoisted one.
@@ -218,7 +265,18 @@ impl VisitMut for CheckAndHoist<'_> {
             match self.site(&mac.clone(), kind, simple) {
                 Site::Keep => {}
                 Site::Retoken(tokens) => mac.tokens = tokens,
-                Site::Error(error) => *init.expr = Expr::Verbatim(error),
+                Site::Error(error) => {
+                    *init.expr = Expr::Verbatim(error);
+                    let name = match &local.pat {
+                        Pat::Ident(p) => Some(&p.ident),
+                        Pat::Type(t) => match &*t.pat {
+                            Pat::Ident(p) => Some(&p.ident),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    self.poisoned.extend(name.cloned());
+                }
             }
             return;
         }
@@ -240,6 +298,13 @@ impl VisitMut for CheckAndHoist<'_> {
     }
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::Closure(closure) = expr {
+            let outer = self.in_closure;
+            self.in_closure = matches!(closure.output, syn::ReturnType::Default);
+            visit_mut::visit_expr_closure_mut(self, closure);
+            self.in_closure = outer;
+            return;
+        }
         if let Expr::Call(call) = expr
             && let Expr::Path(p) = &*call.func
             && let Some(name) = p.path.get_ident()

@@ -110,6 +110,19 @@ pub fn kernel_outside_program(item: TokenStream) -> TokenStream {
 
 /// A DSL macro invoked outside a host function.
 pub fn outside_host(name: &str) -> TokenStream {
-    let message = format!("`{name}!` can only be used in a #[pld::host] function of a #[pld::program] module");
+    let method = match name {
+        "stage_in" => "write",
+        "stage_out" => "read_into",
+        other => other,
+    };
+    let message = if name == "launch" {
+        "`launch!` can only be used in a #[pld::host] function of a #[pld::program] module, whose kernels it launches"
+            .to_owned()
+    } else {
+        format!(
+            "`{name}!` can only be used in a #[pld::host] function of a #[pld::program] module; outside one, \
+             call the runtime API on a `pld::Host` instead (`host.{method}(..)`)"
+        )
+    };
     quote!(::core::compile_error!(#message))
 }

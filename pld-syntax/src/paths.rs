@@ -35,7 +35,7 @@ pub(crate) fn window(t: TokenStream) -> TokenStream {
 
 /// The private module of helpers only generated code calls.
 pub(crate) fn dsl() -> TokenStream {
-    quote!(::pld::dsl)
+    quote!(::pld::__private::dsl)
 }
 
 /// A public item of the crate root by name: the option builders (`AllReduce`, `Opts`, ...) and

@@ -21,6 +21,26 @@ pub(crate) fn unknown(what: &str, word: &str, candidates: &[&str]) -> String {
     }
 }
 
+/// Rust's primitive types that are not pld element types. Each is a word of its own, never a
+/// typo of a near element type (`u16` is not a misspelt `f16`), so no suggestion is made.
+const OTHER_PRIMITIVES: [&str; 11] =
+    ["i16", "u16", "i128", "u128", "isize", "usize", "bool", "char", "str", "f128", "f8"];
+
+/// The message for a type that is not a pld element type, listing the element types.
+pub(crate) fn unknown_element(word: &str) -> String {
+    let elements = pld_model::DType::ALL.map(pld_model::DType::name);
+    if OTHER_PRIMITIVES.contains(&word) {
+        format!("`{word}` is not a pld element type; expected one of {}", list(&elements))
+    } else {
+        unknown("element type", word, &elements)
+    }
+}
+
+/// Whether `word` is a Rust primitive type that pld has no element type for.
+pub(crate) fn is_other_primitive(word: &str) -> bool {
+    OTHER_PRIMITIVES.contains(&word)
+}
+
 /// `` `a`, `b` or `c` ``.
 pub(crate) fn list(words: &[&str]) -> String {
     let quoted: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
@@ -66,5 +86,7 @@ mod tests {
         assert_eq!(did_you_mean("signl", keywords.clone()), Some("signal"));
         assert_eq!(did_you_mean("banana", keywords), None);
         assert_eq!(list(&["a", "b", "c"]), "`a`, `b` or `c`");
+        assert!(!unknown_element("u16").contains("did you mean"), "u16 is a type of its own, not a typo of f16");
+        assert!(unknown_element("f23").contains("did you mean `f32`"));
     }
 }

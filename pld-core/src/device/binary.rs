@@ -193,6 +193,15 @@ impl Kernel {
         &self.name
     }
 
+    /// The kernel's name as its user wrote it: `halve` for the symbol `pld_kernel_app__halve`
+    /// that `#[pld::kernel] fn halve` in program `app` compiles to; other symbols as they are.
+    pub fn user_name(&self) -> &str {
+        self.name
+            .strip_prefix("pld_kernel_")
+            .and_then(|rest| rest.split_once("__"))
+            .map_or(&self.name, |(_, name)| name)
+    }
+
     pub(crate) fn function(&self) -> KernelFn {
         self.function
     }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 
@@ -60,6 +61,9 @@ pub(crate) struct SymmetricHeap {
     regions: Vec<Region>,
     capacity: usize,
     book: Mutex<Book>,
+    /// Bytes pld itself holds for the world's life (the call board, the small-message area),
+    /// named in an out-of-memory error so the user sees where the rest of the heap went.
+    reserved: AtomicUsize,
 }
 
 // SAFETY: the regions are plain memory shared by the rank threads by design; every access to
@@ -94,7 +98,12 @@ impl SymmetricHeap {
     fn with_regions(regions: Vec<Region>, capacity: usize) -> SymmetricHeap {
         let mut book = Book::default();
         book.free.insert(0, capacity);
-        SymmetricHeap { regions, capacity, book: Mutex::new(book) }
+        SymmetricHeap { regions, capacity, book: Mutex::new(book), reserved: AtomicUsize::new(0) }
+    }
+
+    /// Records that everything allocated so far is pld's own, for the world's life.
+    pub(crate) fn mark_reserved(&self) {
+        self.reserved.store(self.live_bytes(), Ordering::Relaxed);
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -116,6 +125,7 @@ impl SymmetricHeap {
             requested: bytes,
             available: book.free.values().copied().max().unwrap_or(0),
             capacity: self.capacity,
+            reserved: self.reserved.load(Ordering::Relaxed),
         };
         // `capacity` is a multiple of ALIGN, so a request no larger rounds up without overflow.
         if bytes > self.capacity {

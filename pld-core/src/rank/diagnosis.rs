@@ -28,7 +28,7 @@ impl RankState {
                 Error::Timeout {
                     rank,
                     call,
-                    signal: if inbox { "__ll_inbox" } else { "__ll_past" }.into(),
+                    signal: if inbox { "pld's small-message inbox" } else { "pld's small-message slot release" }.into(),
                     cell: peer,
                     cmp: if inbox { WaitCmp::Eq } else { WaitCmp::Ge },
                     expected: diag.expected,
@@ -46,29 +46,36 @@ impl RankState {
                 let row_fits = diag.row_off.is_multiple_of(4)
                     && diag.row_off >= start as u64
                     && diag.row_off.checked_add(4 * row_len).is_some_and(|end| end <= capacity);
-                // Cells of the row still short of the expected value, by index in the signal
-                // (for a credit signal the index is the peer), this rank's own cell excepted.
-                let missing = (0..if row_fits { row_len } else { 0 })
-                    .map(|i| diag.row_off + 4 * i)
-                    .filter(|&cell| {
-                        // SAFETY: the row lies inside this rank's window (checked above) and
-                        // signal cells are only accessed atomically.
-                        let v = unsafe {
-                            (*self.local_base().add(cell as usize).cast::<AtomicI32>()).load(Ordering::SeqCst)
-                        };
-                        match cmp {
-                            WaitCmp::Eq => v != diag.expected,
-                            WaitCmp::Ge => v < diag.expected,
-                        }
-                    })
-                    .map(|cell| (cell as usize - start) / 4)
-                    .filter(|&index| index != rank)
-                    .collect();
+                // A wait on a lone cell (a user kernel's `wait`) needs that cell's notify alone.
+                // A builtin's wait names its row: the cells of the row still short of the
+                // expected value, by index in the signal (for a credit signal the index is the
+                // peer), this rank's own cell excepted.
+                let cell = (diag.cell_off as usize - start) / 4;
+                let missing = if diag.row_len == 0 {
+                    Box::new([cell]) as Box<[usize]>
+                } else {
+                    (0..if row_fits { row_len } else { 0 })
+                        .map(|i| diag.row_off + 4 * i)
+                        .filter(|&cell| {
+                            // SAFETY: the row lies inside this rank's window (checked above) and
+                            // signal cells are only accessed atomically.
+                            let v = unsafe {
+                                (*self.local_base().add(cell as usize).cast::<AtomicI32>()).load(Ordering::SeqCst)
+                            };
+                            match cmp {
+                                WaitCmp::Eq => v != diag.expected,
+                                WaitCmp::Ge => v < diag.expected,
+                            }
+                        })
+                        .map(|cell| (cell as usize - start) / 4)
+                        .filter(|&index| index != rank)
+                        .collect()
+                };
                 Error::Timeout {
                     rank,
                     call,
                     signal,
-                    cell: (diag.cell_off as usize - start) / 4,
+                    cell,
                     cmp,
                     expected: diag.expected,
                     observed: diag.observed,

@@ -88,6 +88,8 @@ impl RankState {
                 self.recorded = Some((changes + 1, call.clone()));
             }
             started.seq.store(seq, Ordering::Release);
+        } else {
+            *shared.ranks[self.rank].task.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(call.clone());
         }
         let error = if shared.aborted() {
             // A call already failed: this task would wait on a rank that stopped.
@@ -107,6 +109,8 @@ impl RankState {
                 shared.ranks[self.rank].completed.0.store(seq, Ordering::Release);
             }
             shared.mark_past(self.rank, seq);
+        } else {
+            *shared.ranks[self.rank].task.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
         if let Some(error) = error {
             shared.record_failure(self.rank, error, signal);

@@ -9,7 +9,7 @@ use pld_model::DType;
 
 use super::ir::*;
 use crate::errors::Errors;
-use crate::suggest::unknown;
+use crate::suggest::{unknown, unknown_element};
 
 /// The functions a kernel may call, for "did you mean".
 const FUNCTIONS: &[&str] = &[
@@ -94,8 +94,7 @@ fn param_kind(ty: &Type) -> syn::Result<ParamKind> {
             let dtype = match args.args.first() {
                 Some(syn::GenericArgument::Type(Type::Path(t))) if args.args.len() == 1 => {
                     let name = t.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-                    DType::from_name(&name)
-                        .ok_or_else(|| err(t, unknown("element type", &name, &DType::ALL.map(DType::name))))?
+                    DType::from_name(&name).ok_or_else(|| err(t, unknown_element(&name)))?
                 }
                 _ => return Err(err(args, "expected one element type, e.g. `<f32>`")),
             };

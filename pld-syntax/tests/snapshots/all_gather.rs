@@ -13,18 +13,18 @@ mod demo {
             loop {
                 __pld_host
                     .all_gather(
-                        ::pld::dsl::window(&local),
-                        ::pld::dsl::window(&target),
+                        ::pld::__private::dsl::window(&local),
+                        ::pld::__private::dsl::window(&target),
                         ::pld::Opts::new()
-                            .signal(::pld::dsl::signal(&__auto_all_gather_0)),
+                            .signal(::pld::__private::dsl::signal(&__auto_all_gather_0)),
                     )?;
                 break;
             }
             __pld_host
                 .all_gather(
-                    ::pld::dsl::window(&local),
-                    ::pld::dsl::window(&target),
-                    ::pld::Opts::new().signal(::pld::dsl::signal(&s)),
+                    ::pld::__private::dsl::window(&local),
+                    ::pld::__private::dsl::window(&target),
+                    ::pld::Opts::new().signal(::pld::__private::dsl::signal(&s)),
                 )?;
         })
     }

@@ -11,21 +11,21 @@ mod demo {
             let data = __pld_host.window::<f32>("data", [1, 256])?;
             __pld_host
                 .all_reduce(
-                    ::pld::dsl::window(&data),
+                    ::pld::__private::dsl::window(&data),
                     ::pld::AllReduce::mesh()
                         .mode(::pld::AllReduceMode::Ring)
                         .op(::pld::ReduceOp::Max)
                         .nranks(4)
-                        .signal(::pld::dsl::signal(&__auto_all_reduce_0)),
+                        .signal(::pld::__private::dsl::signal(&__auto_all_reduce_0)),
                 )?;
             for _ in 0..rounds {
                 __pld_host
                     .all_reduce(
-                        ::pld::dsl::window(&data),
+                        ::pld::__private::dsl::window(&data),
                         ::pld::AllReduce::mesh()
                             .mode(::pld::AllReduceMode::Mesh)
                             .op(::pld::ReduceOp::Sum)
-                            .signal(::pld::dsl::signal(&__auto_all_reduce_1)),
+                            .signal(::pld::__private::dsl::signal(&__auto_all_reduce_1)),
                     )?;
             }
         })

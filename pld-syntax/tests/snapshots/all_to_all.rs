@@ -12,10 +12,10 @@ mod demo {
             for _ in 0..2 {
                 __pld_host
                     .all_to_all(
-                        ::pld::dsl::window(&input),
-                        ::pld::dsl::window(&target),
+                        ::pld::__private::dsl::window(&input),
+                        ::pld::__private::dsl::window(&target),
                         ::pld::Opts::new()
-                            .signal(::pld::dsl::signal(&__auto_all_to_all_0)),
+                            .signal(::pld::__private::dsl::signal(&__auto_all_to_all_0)),
                     )?;
             }
         })

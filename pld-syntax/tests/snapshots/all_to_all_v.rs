@@ -14,29 +14,31 @@ mod demo {
             for r in ranks() {
                 __pld_host
                     .write(
-                        ::pld::dsl::window(&send),
+                        ::pld::__private::dsl::window(&send),
                         r,
-                        ::pld::dsl::host_data(&[1, 2, 3, 0]),
+                        ::pld::__private::dsl::host_data(&[1, 2, 3, 0]),
                     )?;
             }
             for _ in 0..3 {
                 __pld_host
                     .all_to_all_v(
-                        ::pld::dsl::window(&input),
-                        ::pld::dsl::window(&target),
-                        ::pld::dsl::counts(&send),
-                        ::pld::dsl::counts(&recv),
+                        ::pld::__private::dsl::window(&input),
+                        ::pld::__private::dsl::window(&target),
+                        ::pld::__private::dsl::counts(&send),
+                        ::pld::__private::dsl::counts(&recv),
                         ::pld::Opts::new()
                             .nranks(4)
-                            .signal(::pld::dsl::signal(&__auto_all_to_all_v_0)),
+                            .signal(
+                                ::pld::__private::dsl::signal(&__auto_all_to_all_v_0),
+                            ),
                     )?;
             }
             let mut out = vec![0; 4];
             __pld_host
                 .read_into(
-                    ::pld::dsl::window(&recv),
+                    ::pld::__private::dsl::window(&recv),
                     0,
-                    ::pld::dsl::host_data_mut(&mut out),
+                    ::pld::__private::dsl::host_data_mut(&mut out),
                 )?;
             out
         })

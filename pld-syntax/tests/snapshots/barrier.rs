@@ -11,14 +11,19 @@ mod demo {
             let s = __pld_host.signal("s")?;
             __pld_host
                 .barrier(
-                    ::pld::Opts::new().signal(::pld::dsl::signal(&__auto_barrier_0)),
+                    ::pld::Opts::new()
+                        .signal(::pld::__private::dsl::signal(&__auto_barrier_0)),
                 )?;
             for _ in 0..10 {
                 __pld_host
                     .barrier(
-                        ::pld::Opts::new().signal(::pld::dsl::signal(&__auto_barrier_1)),
+                        ::pld::Opts::new()
+                            .signal(::pld::__private::dsl::signal(&__auto_barrier_1)),
                     )?;
-                __pld_host.barrier(::pld::Opts::new().signal(::pld::dsl::signal(&s)))?;
+                __pld_host
+                    .barrier(
+                        ::pld::Opts::new().signal(::pld::__private::dsl::signal(&s)),
+                    )?;
             }
             if world_size() > 1 {
                 return ::core::result::Result::Ok(world_size());

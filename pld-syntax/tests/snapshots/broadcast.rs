@@ -12,13 +12,13 @@ mod demo {
             let data = __pld_host.window::<i64>("data", [8])?;
             __pld_host
                 .broadcast(
-                    ::pld::dsl::window(&data),
+                    ::pld::__private::dsl::window(&data),
                     ::pld::Broadcast::root((root) as i64)
-                        .signal(::pld::dsl::signal(&__auto_broadcast_0)),
+                        .signal(::pld::__private::dsl::signal(&__auto_broadcast_0)),
                 )?;
             __pld_host
                 .broadcast(
-                    ::pld::dsl::window(&data),
+                    ::pld::__private::dsl::window(&data),
                     ::pld::Broadcast::root((3) as i64)
                         .nranks({
                             const {
@@ -28,7 +28,7 @@ mod demo {
                             };
                             N as usize
                         })
-                        .signal(::pld::dsl::signal(&__auto_broadcast_1)),
+                        .signal(::pld::__private::dsl::signal(&__auto_broadcast_1)),
                 )?;
         })
     }

@@ -11,10 +11,12 @@ mod demo {
             while false {
                 __pld_host
                     .reduce_scatter(
-                        ::pld::dsl::window(&data),
+                        ::pld::__private::dsl::window(&data),
                         ::pld::ReduceScatter::new()
                             .op(::pld::ReduceOp::Prod)
-                            .signal(::pld::dsl::signal(&__auto_reduce_scatter_0)),
+                            .signal(
+                                ::pld::__private::dsl::signal(&__auto_reduce_scatter_0),
+                            ),
                     )?;
             }
         })
