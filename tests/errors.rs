@@ -172,8 +172,32 @@ fn windows_beyond_the_heap_and_a_second_host() {
     assert!(matches!(world.host(), Err(Error::WorldBusy)));
     let err = host.window::<f64>("big", [1 << 18]).unwrap_err();
     assert!(matches!(&err, Error::OutOfWindowMemory { name, requested: 2097152, .. } if name == "big"), "{err}");
+    // The message says where the rest of the heap went: pld's own reservations, by size.
+    let Error::OutOfWindowMemory { reserved, .. } = &err else { unreachable!() };
+    assert!(*reserved > 0 && err.to_string().contains(&format!("pld reserves {reserved} of them")), "{err}");
     drop(host);
     assert!(world.host().is_ok(), "the world is free again once the scope ends");
+}
+
+/// A heap too small for what pld reserves in it is a setting to change, named with the bytes
+/// reserved and the least that works, not a window the user never made.
+#[test]
+fn a_heap_too_small_for_pld_s_reservations_names_the_setting() {
+    let err = World::builder(4).window_bytes(4096).local().unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(&err, Error::InvalidSetting { setting, .. } if setting.contains("PLD_WINDOW_BYTES")), "{message}");
+    assert!(message.contains("pld reserves") && message.contains("small messages"), "{message}");
+    assert!(!message.contains("__"), "no internal names: {message}");
+    // Without small messages the same heap is enough.
+    World::builder(4).window_bytes(4096).ll_bytes(0).local().unwrap();
+}
+
+/// `fn main() -> pld::Result<()>` prints an error's `Debug` form: it is the readable message.
+#[test]
+fn an_error_s_debug_form_is_its_message() {
+    let err = World::local(0).unwrap_err();
+    assert_eq!(format!("{err:?}"), "a world needs at least one rank, but 0 were requested");
+    assert_eq!(format!("{err:?}"), err.to_string());
 }
 
 /// Test kernels written against the device ABI, compiled once here with pld-backend.

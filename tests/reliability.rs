@@ -135,6 +135,29 @@ fn every_kind_of_disagreement_is_caught() {
     assert_usable(&world);
 }
 
+/// A small all_reduce waits for LL messages: when a peer never sends its message, the report
+/// names that peer and pld's small-message inbox, in words, not an internal window's name.
+#[test]
+fn a_missing_small_message_is_named_in_words() {
+    let world = world(2, Duration::from_millis(300));
+    let results = world
+        .spmd(|host| {
+            if host.rank() == Some(0) {
+                let data = host.window::<f32>("data", [4])?;
+                host.all_reduce(&data, AllReduce::mesh())?;
+            } else {
+                let _ = host.window::<f32>("data", [4])?; // allocates, then never calls
+            }
+            host.sync()
+        })
+        .unwrap();
+    let err = results[0].as_ref().unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, Error::Timeout { missing, .. } if missing.as_ref() == [1]), "{message}");
+    assert!(message.contains("small-message inbox"), "{message}");
+    assert!(!message.contains("__ll"), "no internal names: {message}");
+}
+
 #[test]
 fn a_rank_that_never_arrives_is_named_with_every_rank_s_last_call() {
     let timeout = Duration::from_millis(400);

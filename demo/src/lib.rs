@@ -289,3 +289,72 @@ pub mod slow_credits {
         }
     }
 }
+
+/// Each host function makes one DSL collective fail at run time (`demo/tests/call_sites.rs`):
+/// the error must name the macro's own line and column, not the `#[pld::program]` line.
+#[pld::program]
+pub mod call_sites {
+    /// Waits for a notify into cell 0 that never comes: holds its rank until the deadline.
+    #[pld::kernel]
+    pub fn stuck(signal: &DistributedTensor<i32>) {
+        wait(signal, 0, 1, Ge);
+    }
+
+    /// A ring over more ranks than the world has.
+    #[pld::host]
+    pub fn all_reduce_too_many_ranks() {
+        let data = window!(f32, [8]);
+        all_reduce!(data, mode = ring, nranks = 3);
+    }
+
+    /// A target that is not `[nranks, n]`.
+    #[pld::host]
+    pub fn all_gather_short_target() {
+        let local = window!(f32, [8]);
+        let short = window!(f32, [1, 8]);
+        all_gather!(local, short);
+    }
+
+    /// A window that does not split into one block per rank.
+    #[pld::host]
+    pub fn reduce_scatter_uneven() {
+        let data = window!(f32, [9]);
+        reduce_scatter!(data, op = max);
+    }
+
+    /// A root past the last rank, known at run time only.
+    #[pld::host]
+    pub fn broadcast_root_out_of_range(root: usize) {
+        let data = window!(f32, [8]);
+        broadcast!(data, root = root);
+    }
+
+    /// A target of another size than the input.
+    #[pld::host]
+    pub fn all_to_all_mismatched() {
+        let input = window!(f32, [2, 4]);
+        let target = window!(f32, [2, 5]);
+        all_to_all!(input, target);
+    }
+
+    /// A send count above the rows each peer block holds (checked on the device).
+    #[pld::host]
+    pub fn all_to_all_v_count_too_large() {
+        let input = window!(f32, [2, 1, 4]);
+        let target = window!(f32, [2, 1, 4]);
+        let send = window!(i32, [world_size()]);
+        let recv = window!(i32, [world_size()]);
+        for r in ranks() {
+            stage_in!(send, r, vec![5i32; world_size()]);
+        }
+        all_to_all_v!(input, target, send, recv);
+    }
+
+    /// Rank 1 is held in a kernel; rank 0's barrier times out.
+    #[pld::host]
+    pub fn barrier_with_a_rank_held() {
+        let signal = window!(i32, [world_size()]);
+        launch!(stuck(signal), device = 1);
+        barrier!();
+    }
+}

@@ -21,4 +21,6 @@ fn one_wait_longer_than_the_deadline_still_times_out() {
     let err = program.paused(1200, 1).unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }), "{err}");
     assert!(err.to_string().contains("500 ms"), "{err}");
+    // The kernel waits on cell 1 alone: that cell's peer is the one missing, no other.
+    assert!(err.to_string().contains("peers that never arrived: [1]"), "{err}");
 }

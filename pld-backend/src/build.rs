@@ -13,13 +13,16 @@ use crate::{BackendError, DeviceArtifact, DeviceCompiler, DeviceSource};
 /// ```text
 /// // build.rs
 /// fn main() {
-///     pld_backend::Build::new().file("src/main.rs").compile().unwrap();
+///     pld_backend::Build::new().file("src/main.rs").compile();
 /// }
 /// ```
 ///
-/// Mistakes in kernels are reported against the source (`file:line:col` and the line) as
-/// `cargo::error`. Device code is recompiled only when the generated C changes, so an edit to
-/// host code alone reruns the (fast) generation but not the C compiler.
+/// [`Build::compile`] never panics: a mistake in a kernel is reported once, by rustc, on the
+/// offending token (the `#[pld::program]` macro runs the same checks as this build script, from
+/// the same front end), and anything else that fails (the C compiler, a file) as `cargo::error`
+/// lines. [`Build::try_compile`] returns the error instead, for build scripts that handle it.
+/// Device code is recompiled only when the generated C changes, so an edit to host code alone
+/// reruns the (fast) generation but not the C compiler.
 #[derive(Clone, Debug, Default)]
 pub struct Build {
     files: Vec<PathBuf>,
@@ -73,9 +76,27 @@ impl Build {
         Ok(DeviceSource::new(body))
     }
 
-    /// Generates and compiles the device binary, and tells cargo about it. On failure the
-    /// errors are also printed as `cargo::error` lines.
-    pub fn compile(&self) -> Result<DeviceArtifact, BackendError> {
+    /// Generates and compiles the device binary and tells cargo about it; the form a build
+    /// script calls, with nothing to unwrap. Returns the binary, or `None` after reporting why
+    /// not: a program's mistakes are left to rustc, which reports each once on its token when it
+    /// compiles the crate (saying them here too would say each twice); any other failure is
+    /// printed as `cargo::error` lines, which fail the build.
+    pub fn compile(&self) -> Option<DeviceArtifact> {
+        match self.try_compile() {
+            Ok(artifact) => Some(artifact),
+            Err(BackendError::Program(_)) => None,
+            Err(error) => {
+                for line in error.to_string().lines().filter(|l| !l.trim().is_empty()) {
+                    println!("cargo::error={line}");
+                }
+                None
+            }
+        }
+    }
+
+    /// Generates and compiles the device binary and tells cargo about it, returning the error
+    /// (printing nothing about it) when that fails.
+    pub fn try_compile(&self) -> Result<DeviceArtifact, BackendError> {
         for path in &self.files {
             println!("cargo::rerun-if-changed={}", path.display());
         }
@@ -88,13 +109,8 @@ impl Build {
             };
             self.compiler.compile(&source, &out_dir, "pld_device")
         });
-        match &result {
-            Ok(artifact) => println!("cargo::rustc-env=PLD_DEVICE_BINARY={}", artifact.path.display()),
-            Err(error) => {
-                for line in error.to_string().lines() {
-                    println!("cargo::error={line}");
-                }
-            }
+        if let Ok(artifact) = &result {
+            println!("cargo::rustc-env=PLD_DEVICE_BINARY={}", artifact.path.display());
         }
         result
     }

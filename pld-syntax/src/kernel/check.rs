@@ -613,6 +613,12 @@ impl Checker<'_> {
         match self.expr(e) {
             (KExpr::Var(name, Ty::Tile(d)), _) => Some((name, d)),
             (_, Ty::Error) => None,
+            (_, Ty::Tile(_)) => {
+                let message = "tile operations take tile variables: bind this tile with `let` first \
+                               (`let u = ...; store(data, 0, u);`)";
+                self.errors.spanned(e, message);
+                None
+            }
             (_, ty) => {
                 self.errors.spanned(e, format!("expected a tile variable, found {}", describe(ty)));
                 None
