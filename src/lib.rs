@@ -43,6 +43,8 @@
 //! # Ok::<(), pld::Error>(())
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use pld_core::{
     AllReduce, AllReduceMode, Broadcast, Common, DEFAULT_LL_BYTES, DEFAULT_NRANKS, DEFAULT_TIMEOUT_MS,
     DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS, DEFAULT_WINDOW_BYTES, DType, DistributedTensor, Element,

@@ -17,6 +17,8 @@
 //! # Ok::<(), pld_core::Error>(())
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // The modules, from the bottom up: each imports only modules above it in this list.
 mod call;
 mod collective;

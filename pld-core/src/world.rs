@@ -40,6 +40,7 @@ impl WorldBuilder {
     /// `PLD_MPI_RMA`, [`WorldBuilder::check_calls`]): a difference is an error on every rank
     /// naming the setting and each process's value.
     #[cfg(feature = "mpi")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
     pub fn mpi(self) -> Result<World> {
         builtins()?;
         let fabric = crate::transport::mpi::fabric(&self)?;
@@ -170,6 +171,19 @@ impl World {
         WorldBuilder::new(nranks)
     }
 
+    /// The ranks this process runs, and so the ranks its hosts can stage data into and out of
+    /// (`ranks()` in host code): every rank on the local launcher, its own under MPI.
+    pub fn local_ranks(&self) -> Range<usize> {
+        self.shared.fabric.local.clone()
+    }
+
+    /// This process's rank when it runs exactly one (a process of an MPI job); `None` on the
+    /// local launcher, where one process runs every rank.
+    pub fn rank(&self) -> Option<usize> {
+        let local = &self.shared.fabric.local;
+        (self.shared.fabric.launcher != "local" && local.len() == 1).then_some(local.start)
+    }
+
     /// Number of ranks.
     pub fn nranks(&self) -> usize {
         self.shared.nranks
@@ -218,11 +232,6 @@ impl World {
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
-    }
-
-    /// The ranks whose workers run in this process.
-    pub(crate) fn local_ranks(&self) -> Range<usize> {
-        self.shared.fabric.local.clone()
     }
 
     /// Queues `task` on `rank`'s worker.
