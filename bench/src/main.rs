@@ -57,17 +57,17 @@ struct Args {
     /// Ranks.
     #[arg(short = 'n', long = "nranks", default_value_t = 2)]
     nranks: usize,
-    /// all_reduce mode.
-    #[arg(long, default_value = "mesh")]
-    mode: String,
+    /// all_reduce mode (`mesh`, `ring`; all_reduce only).
+    #[arg(long)]
+    mode: Option<String>,
     /// `per-rank`: every rank has a host thread of its own calling the collectives
     /// (`World::spmd`, as MPI runs a process per rank; a host then runs its rank's calls
     /// itself); `one`: one host thread drives every rank through their device workers.
     #[arg(long, default_value = "per-rank")]
     hosts: String,
-    /// Reduce op.
-    #[arg(long, default_value = "sum")]
-    op: String,
+    /// Reduce op (`sum`, `max`, `min`, `prod`; all_reduce and reduce_scatter only).
+    #[arg(long)]
+    op: Option<String>,
     /// Element type.
     #[arg(long, default_value = "f32")]
     dtype: String,
@@ -156,20 +156,31 @@ fn main() -> Result<()> {
     if args.nranks == 0 {
         bail!("-n must be 1 or more");
     }
-    let op = pld::ReduceOp::from_name(&args.op).with_context(|| format!("unknown op `{}`", args.op))?;
-    let mode = pld::AllReduceMode::from_name(&args.mode).with_context(|| format!("unknown mode `{}`", args.mode))?;
+    // An option that does not apply to the collective is an error, not silently ignored.
+    let reducing = matches!(args.collective, Collective::AllReduce | Collective::ReduceScatter);
+    if let (Some(mode), false) = (&args.mode, args.collective == Collective::AllReduce) {
+        bail!("--mode {mode} applies to all_reduce only, not {}", args.collective.name());
+    }
+    if let (Some(op), false) = (&args.op, reducing) {
+        bail!("--op {op} applies to all_reduce and reduce_scatter only, not {}", args.collective.name());
+    }
+    let op_name = args.op.as_deref().unwrap_or("sum");
+    let op = pld::ReduceOp::from_name(op_name).with_context(|| format!("unknown op `{op_name}`"))?;
+    let mode_name = args.mode.as_deref().unwrap_or("mesh");
+    let mode = pld::AllReduceMode::from_name(mode_name).with_context(|| format!("unknown mode `{mode_name}`"))?;
     let dtype = pld::DType::from_name(&args.dtype).with_context(|| format!("unknown dtype `{}`", args.dtype))?;
     let mut sizes = Vec::new();
     if args.collective == Collective::Barrier {
         sizes.push(0);
     } else {
+        // nccl-tests' sizes: from -b, times -f, up to -e (a -e off the steps is not added).
         let mut b = args.min_bytes.max(1);
         while b <= args.max_bytes {
             sizes.push(b);
-            b *= args.factor;
+            b = b.saturating_mul(args.factor);
         }
-        if sizes.last() != Some(&args.max_bytes) {
-            sizes.push(args.max_bytes);
+        if sizes.is_empty() {
+            bail!("-b {} is above -e {}", args.min_bytes, args.max_bytes);
         }
     }
     let under_mpi = pld::World::launched_by_mpi();
@@ -193,6 +204,8 @@ fn main() -> Result<()> {
             "one" => false,
             other => bail!("unknown --hosts `{other}` (`per-rank` or `one`)"),
         },
+        stream: args.baseline.is_none(),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     // Under mpirun each process measures its own rank of the job; rank 0 reports for it.
     let measured = measure::sweep(&config, &sizes)?;
@@ -229,7 +242,12 @@ fn main() -> Result<()> {
     if measured.rank != 0 {
         return Ok(());
     }
-    report::print(&config, &rows, baseline.as_ref());
+    if config.stream {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), "{}", report::footer(&rows, None)); // `| head` is no error
+    } else {
+        report::print(&config, &rows, baseline.as_ref());
+    }
     if baseline.is_some() && args.repeat > 1 {
         println!("# each time: the best of {} runs, pld and the baseline alternating", args.repeat);
     }

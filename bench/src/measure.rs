@@ -1,5 +1,6 @@
 //! Timing pld's collectives and checking their results.
 
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -24,6 +25,11 @@ pub struct Config {
     /// Whether every rank has a host thread of its own (`World::spmd`, the way MPI runs one
     /// process per rank) rather than one host driving every rank.
     pub host_per_rank: bool,
+    /// Print each row as soon as it is measured (rank 0's view; every rank's wrong elements
+    /// are added up at the end), as nccl-tests does; off when a baseline decides the table.
+    pub stream: bool,
+    /// CPUs of the machine, for the header (counted before any rank thread is pinned).
+    pub cpus: usize,
 }
 
 /// One size's result.
@@ -153,11 +159,28 @@ fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max
         let wrong = check::<T>(config, host, &wa, &wb, count, &call)?;
         let time_us = time.as_secs_f64() * 1e6;
         let algbw = if time_us > 0.0 { bytes as f64 / time_us / 1e3 } else { 0.0 };
-        rows.push(Row { bytes, count, time_us, algbw, busbw: algbw * crate::bus_factor(config.coll, n), wrong });
+        let row = Row { bytes, count, time_us, algbw, busbw: algbw * crate::bus_factor(config.coll, n), wrong };
+        if config.stream && host.rank().unwrap_or(host.ranks().start) == 0 {
+            if rows.is_empty() {
+                print_above(&progress, &crate::report::header(config, None));
+            }
+            print_above(&progress, &crate::report::row_line(config, &row, None));
+        }
+        rows.push(row);
         progress.inc(1);
     }
     progress.finish_and_clear();
     Ok(rows)
+}
+
+/// Prints `text` above the progress bar (which is drawn on a terminal only).
+fn print_above(progress: &ProgressBar, text: &str) {
+    if progress.is_hidden() {
+        // A closed pipe (`| head`) ends the output, not the measurement.
+        let _ = writeln!(std::io::stdout(), "{text}");
+    } else {
+        progress.println(text);
+    }
 }
 
 /// The world to measure: this process's rank of the MPI job under `mpirun` (feature `mpi`),

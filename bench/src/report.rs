@@ -13,53 +13,112 @@ fn baseline_for(baseline: Option<&Baseline>, bytes: usize) -> Option<&BaselineRo
     baseline?.rows.iter().find(|m| m.bytes == bytes)
 }
 
-pub fn print(config: &Config, rows: &[Row], baseline: Option<&Baseline>) {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!(
-        "# pld-bench {}  nranks={}  dtype={}  op={}  mode={}  launcher={}  hosts={}  ({cpus} cpus)",
+/// Whether pld's form of the collective is in place (the result overwrites the input window)
+/// or out of place (a separate target), nccl-tests' two column groups: pld has one form of
+/// each collective, so only its group is measured.
+fn placement(config: &Config) -> &'static str {
+    use pld::Collective::*;
+    match config.coll {
+        AllReduce | ReduceScatter | Broadcast => "in-place",
+        AllGather | AllToAll | AllToAllV => "out-of-place",
+        Barrier => "-",
+    }
+}
+
+/// nccl-tests' `redop` column: the op of a reducing collective, `none` otherwise.
+fn redop(config: &Config) -> String {
+    use pld::Collective::*;
+    match config.coll {
+        AllReduce | ReduceScatter => config.op.to_string(),
+        _ => "none".into(),
+    }
+}
+
+/// nccl-tests' `root` column: the root of a rooted collective, -1 otherwise.
+fn root(config: &Config) -> i64 {
+    if config.coll == pld::Collective::Broadcast { 0 } else { -1 }
+}
+
+/// The table's header: the configuration, the column group and the column names.
+pub fn header(config: &Config, baseline: Option<&Baseline>) -> String {
+    let mut applies = String::new();
+    if matches!(config.coll, pld::Collective::AllReduce | pld::Collective::ReduceScatter) {
+        let _ = write!(applies, "  op={}", config.op);
+    }
+    if config.coll == pld::Collective::AllReduce {
+        let _ = write!(applies, "  mode={}", config.mode.name());
+    }
+    let mut out = format!(
+        "# pld-bench {}  nranks={}  dtype={}{applies}  launcher={}  hosts={}  ({} cpus)\n",
         config.coll.name(),
         config.nranks,
         config.dtype,
-        config.op,
-        config.mode.name(),
         config.launcher,
-        if config.host_per_rank || config.launcher != "local" { "per-rank" } else { "one" }
+        if config.host_per_rank || config.launcher != "local" { "per-rank" } else { "one" },
+        config.cpus
     );
-    let mut header = format!(
-        "# {:>10} {:>10} {:>5} {:>10} {:>9} {:>9} {:>6}",
-        "size(B)", "count", "type", "time(us)", "algbw", "busbw", "#wrong"
+    let place = placement(config);
+    let other = if place == "in-place" { "out-of-place" } else { "in-place" };
+    if place != "-" {
+        let _ = writeln!(out, "# the {place} columns of nccl-tests (pld's {} has no {other} form)", config.coll.name());
+    }
+    let _ = write!(
+        out,
+        "# {:>10} {:>10} {:>5} {:>6} {:>5} {:>10} {:>9} {:>9} {:>6}",
+        "size(B)", "count", "type", "redop", "root", "time(us)", "algbw", "busbw", "#wrong"
     );
     if let Some(b) = baseline {
         let (time, busbw) = (format!("{} time(us)", b.column), format!("{} busbw", b.column));
-        let _ = write!(header, " {time:>12} {busbw:>10} {:>7}", "ratio");
+        let _ = write!(out, " {time:>12} {busbw:>10} {:>7}", "ratio");
     }
-    println!("{header}");
-    for r in rows {
-        let mut line = format!(
-            "  {:>10} {:>10} {:>5} {:>10.2} {:>9.3} {:>9.3} {:>6}",
-            r.bytes, r.count, config.dtype, r.time_us, r.algbw, r.busbw, r.wrong
-        );
-        if baseline.is_some() {
-            match baseline_for(baseline, r.bytes) {
-                Some(m) => {
-                    let ratio = if m.time_us > 0.0 { m.time_us / r.time_us } else { 0.0 };
-                    let _ = write!(line, " {:>12.2} {:>10.3} {:>6.2}x", m.time_us, m.busbw, ratio);
-                }
-                None => line.push_str("            -          -       -"),
+    out
+}
+
+/// One size's line of the table.
+pub fn row_line(config: &Config, r: &Row, baseline: Option<&Baseline>) -> String {
+    let mut line = format!(
+        "  {:>10} {:>10} {:>5} {:>6} {:>5} {:>10.2} {:>9.3} {:>9.3} {:>6}",
+        r.bytes,
+        r.count,
+        config.dtype,
+        redop(config),
+        root(config),
+        r.time_us,
+        r.algbw,
+        r.busbw,
+        r.wrong
+    );
+    if baseline.is_some() {
+        match baseline_for(baseline, r.bytes) {
+            Some(m) => {
+                let ratio = if m.time_us > 0.0 { m.time_us / r.time_us } else { 0.0 };
+                let _ = write!(line, " {:>12.2} {:>10.3} {:>6.2}x", m.time_us, m.busbw, ratio);
             }
+            None => line.push_str("            -          -       -"),
         }
-        println!("{line}");
     }
+    line
+}
+
+/// The lines after the table: average bus bandwidth, and what the ratio means.
+pub fn footer(rows: &[Row], baseline: Option<&Baseline>) -> String {
     let avg = rows.iter().map(|r| r.busbw).sum::<f64>() / rows.len().max(1) as f64;
     let mut tail = format!("# Avg bus bandwidth: {avg:.3} GB/s");
     if let Some(b) = baseline {
         let m = b.rows.iter().map(|m| m.busbw).sum::<f64>() / b.rows.len().max(1) as f64;
-        let _ = write!(tail, "   ({}: {m:.3} GB/s)", b.name);
-        println!("{tail}");
-        println!("# ratio = {} time / pld time (above 1: pld is faster)", b.name);
-    } else {
-        println!("{tail}");
+        let _ =
+            write!(tail, "   ({}: {m:.3} GB/s)\n# ratio = {} time / pld time (above 1: pld is faster)", b.name, b.name);
     }
+    tail
+}
+
+/// The whole table at once (with a baseline, whose rows are known only at the end).
+pub fn print(config: &Config, rows: &[Row], baseline: Option<&Baseline>) {
+    println!("{}", header(config, baseline));
+    for r in rows {
+        println!("{}", row_line(config, r, baseline));
+    }
+    println!("{}", footer(rows, baseline));
 }
 
 pub fn csv(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baseline>) -> Result<()> {

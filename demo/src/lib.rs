@@ -350,6 +350,20 @@ pub mod call_sites {
         all_to_all_v!(input, target, send, recv);
     }
 
+    /// Reads 8 elements from element 4 of its window, whatever the window's length.
+    #[pld::kernel]
+    pub fn overrun(data: &mut DistributedTensor<f32>) {
+        let t = load(data, 4, 8);
+        store(data, 0, t);
+    }
+
+    /// A kernel that reads past the end of a 10-element window.
+    #[pld::host]
+    pub fn kernel_out_of_bounds() {
+        let data = window!(f32, [10]);
+        launch!(overrun(data), device = 1);
+    }
+
     /// Rank 1 is held in a kernel; rank 0's barrier times out.
     #[pld::host]
     pub fn barrier_with_a_rank_held() {

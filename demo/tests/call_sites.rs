@@ -56,3 +56,21 @@ fn a_hang_names_the_barrier_line_and_the_kernel_each_rank_is_in() {
     assert!(message.contains(&format!("kernel `stuck` at {launch}")), "{message}");
     assert!(!message.contains("pld_kernel_"), "no symbol names: {message}");
 }
+
+/// An access out of bounds reads like Rust's own index panic: the kernel's file and line, the
+/// parameter as the user named it, its length and the range of the access.
+#[test]
+fn an_access_out_of_bounds_names_the_line_the_buffer_and_the_range() {
+    let world = world();
+    let err = call_sites::load(&world).unwrap().kernel_out_of_bounds().unwrap_err();
+    let message = err.to_string();
+    let line = site("let t = load(data, 4, 8);");
+    let line = line.rsplit_once(':').unwrap().0; // file:line, no column
+    assert!(matches!(&err, pld::Error::OutOfBounds { rank: 1, offset: 4, len: 8, limit: 10, .. }), "{message}");
+    assert!(
+        message
+            .contains(&format!("index out of bounds at {line}: `data` holds 10 elements but the access covers 4..12")),
+        "{message}"
+    );
+    assert!(message.contains(&format!("kernel `overrun` at {}", site("overrun(data), device = 1"))), "{message}");
+}

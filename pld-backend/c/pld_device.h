@@ -196,6 +196,20 @@ static inline int pld_cmp_holds(int32_t value, int32_t expected, int32_t cmp) {
     return cmp == PLD_WAIT_EQ ? value == expected : value >= expected;
 }
 
+/* An access of a user kernel outside one of its buffers, stopped before it happened: the
+ * diagnosis holds the kernel's source line (`expected`), the buffer (`index`: its parameter, or
+ * -1 for a tile), the access's first element (`value`) and element count (`cell_off`), and the
+ * buffer's length in elements (`limit`); the runtime words it as Rust's own index panic does. */
+static inline int32_t pld_out_of_bounds(pld_ctx *c, int32_t line, int32_t buffer, int64_t offset, int64_t len,
+                                        int64_t limit) {
+    c->diag->expected = line;
+    c->diag->index = buffer;
+    c->diag->value = offset;
+    c->diag->cell_off = (uint64_t)len;
+    c->diag->limit = limit;
+    return PLD_OUT_OF_BOUNDS;
+}
+
 /* Fills the diagnosis of a wait that passed its deadline. */
 static inline int32_t pld_timed_out(pld_ctx *c, uint64_t cell_off, int32_t expected, int32_t observed,
                                     int32_t cmp, uint64_t row_off, int32_t row_len) {

@@ -40,7 +40,7 @@ fn write(dtype: DType, value: &str) -> String {
 
 /// C for one kernel of `program`.
 pub fn lower_kernel(program: &str, kernel: &KernelIr) -> String {
-    let mut l = Lower { kernel, out: String::new(), depth: 1, temp: 0 };
+    let mut l = Lower { kernel, out: String::new(), depth: 1, temp: 0, source_line: 0 };
     let symbol = kernel_symbol(program, &kernel.name);
     let _ = writeln!(l.out, "int32_t {symbol}(pld_ctx *c, const void *args) {{");
     l.line("const uint64_t *w = (const uint64_t *)args;");
@@ -88,6 +88,8 @@ struct Lower<'a> {
     out: String,
     depth: usize,
     temp: usize,
+    /// The source line of the statement being lowered, for out-of-bounds diagnoses.
+    source_line: u32,
 }
 
 impl Lower<'_> {
@@ -126,10 +128,13 @@ impl Lower<'_> {
         format!("p{i}_off")
     }
 
-    /// Checks `[offset, offset + len)` lies in data `p{i}` / tile `base`.
-    fn range_check(&mut self, len_of: &str, offset: &str, len: &str) {
+    /// Checks `[offset, offset + len)` lies in data parameter `param` (`len_of` elements); an
+    /// access outside is stopped with a diagnosis naming the line, the buffer and the range.
+    fn range_check(&mut self, param: usize, offset: &str, len: &str) {
+        let (line, len_of) = (self.source_line, format!("p{param}_len"));
         self.line(&format!(
-            "if ({offset} < 0 || {len} < 0 || {offset} > {len_of} || {len} > {len_of} - {offset}) return PLD_OUT_OF_BOUNDS;"
+            "if ({offset} < 0 || {len} < 0 || {offset} > {len_of} || {len} > {len_of} - {offset}) \
+             return pld_out_of_bounds(c, {line}, {param}, {offset}, {len}, {len_of});"
         ));
     }
 
@@ -146,6 +151,10 @@ impl Lower<'_> {
 
     fn stmt(&mut self, stmt: &KStmt) {
         match stmt {
+            KStmt::At { line, stmt } => {
+                self.source_line = line.0;
+                self.stmt(stmt);
+            }
             KStmt::Let { name, ty: Ty::Tile(dtype), value } => self.let_tile(name, *dtype, value),
             KStmt::Let { name, ty, value } => {
                 let v = self.expr(value);
@@ -186,13 +195,13 @@ impl Lower<'_> {
             KExpr::Load { src, offset, len } => {
                 let (o, n) = (self.expr(offset), self.expr(len));
                 self.tile(name, dtype, &n);
-                self.range_check(&format!("p{src}_len"), &o, &format!("t_{name}_len"));
+                self.range_check(*src, &o, &format!("t_{name}_len"));
                 self.line(&format!("memcpy(t_{name}, p{src} + {o}, (uint64_t)t_{name}_len * sizeof({t}));"));
             }
             KExpr::RemoteLoad { src, peer, offset, len } => {
                 let (p, o, n) = (self.expr(peer), self.expr(offset), self.expr(len));
                 self.tile(name, dtype, &n);
-                self.range_check(&format!("p{src}_len"), &o, &format!("t_{name}_len"));
+                self.range_check(*src, &o, &format!("t_{name}_len"));
                 let off = self.window_off(*src);
                 self.line(&format!(
                     "PLD_TRY(pld_get(c, (int32_t){p}, t_{name}, {off} + (uint64_t){o} * sizeof({t}), (uint64_t)t_{name}_len * sizeof({t})));"
@@ -236,7 +245,7 @@ impl Lower<'_> {
             Prim::Store { dst, offset, tile } => {
                 let o = self.expr(offset);
                 let t = c_type(self.param_dtype(*dst));
-                self.range_check(&format!("p{dst}_len"), &o, &format!("t_{tile}_len"));
+                self.range_check(*dst, &o, &format!("t_{tile}_len"));
                 self.line(&format!("memcpy(p{dst} + {o}, t_{tile}, (uint64_t)t_{tile}_len * sizeof({t}));"));
             }
             Prim::Fill { dst, dtype, value } => {
@@ -252,7 +261,7 @@ impl Lower<'_> {
             Prim::RemoteStore { dst, peer, offset, tile, atomic_add } => {
                 let (p, o) = (self.expr(peer), self.expr(offset));
                 let t = c_type(self.param_dtype(*dst));
-                self.range_check(&format!("p{dst}_len"), &o, &format!("t_{tile}_len"));
+                self.range_check(*dst, &o, &format!("t_{tile}_len"));
                 let op = if *atomic_add { "PLD_NOTIFY_ADD" } else { "PLD_NOTIFY_SET" };
                 let off = self.window_off(*dst);
                 self.line(&format!(
@@ -262,8 +271,8 @@ impl Lower<'_> {
             Prim::Put { dst, peer, dst_offset, src, src_offset, len } => {
                 let (p, d, s, n) = (self.expr(peer), self.expr(dst_offset), self.expr(src_offset), self.expr(len));
                 let t = c_type(self.param_dtype(*dst));
-                self.range_check(&format!("p{dst}_len"), &d, &n);
-                self.range_check(&format!("p{src}_len"), &s, &n);
+                self.range_check(*dst, &d, &n);
+                self.range_check(*src, &s, &n);
                 let off = self.window_off(*dst);
                 self.line(&format!(
                     "PLD_TRY(pld_put(c, (int32_t){p}, {off} + (uint64_t){d} * sizeof({t}), p{src} + {s}, (uint64_t){n} * sizeof({t})));"
@@ -272,8 +281,8 @@ impl Lower<'_> {
             Prim::Get { dst, dst_offset, src, peer, src_offset, len } => {
                 let (p, d, s, n) = (self.expr(peer), self.expr(dst_offset), self.expr(src_offset), self.expr(len));
                 let t = c_type(self.param_dtype(*dst));
-                self.range_check(&format!("p{dst}_len"), &d, &n);
-                self.range_check(&format!("p{src}_len"), &s, &n);
+                self.range_check(*dst, &d, &n);
+                self.range_check(*src, &s, &n);
                 let off = self.window_off(*src);
                 self.line(&format!(
                     "PLD_TRY(pld_get(c, (int32_t){p}, p{dst} + {d}, {off} + (uint64_t){s} * sizeof({t}), (uint64_t){n} * sizeof({t})));"
@@ -281,7 +290,7 @@ impl Lower<'_> {
             }
             Prim::Notify { signal, peer, cell, value, add } => {
                 let (p, k, v) = (self.expr(peer), self.expr(cell), self.expr(value));
-                self.range_check(&format!("p{signal}_len"), &k, "(int64_t)1");
+                self.range_check(*signal, &k, "(int64_t)1");
                 let op = if *add { "PLD_NOTIFY_ADD" } else { "PLD_NOTIFY_SET" };
                 let off = self.window_off(*signal);
                 self.line(&format!(
@@ -290,7 +299,7 @@ impl Lower<'_> {
             }
             Prim::Wait { signal, cell, value, ge } => {
                 let (k, v) = (self.expr(cell), self.expr(value));
-                self.range_check(&format!("p{signal}_len"), &k, "(int64_t)1");
+                self.range_check(*signal, &k, "(int64_t)1");
                 let cmp = if *ge { "PLD_WAIT_GE" } else { "PLD_WAIT_EQ" };
                 let off = self.window_off(*signal);
                 // A lone cell: a timeout names this cell's peer alone, not every cell of the row
@@ -303,11 +312,15 @@ impl Lower<'_> {
     /// An element as an lvalue of its storage type, bounds-checked.
     fn element(&mut self, base: &pld_syntax::kernel::Base, index: &KExpr) -> String {
         let i = self.expr(index);
-        let (data, len) = match base {
-            pld_syntax::kernel::Base::Param(p) => (format!("p{p}"), format!("p{p}_len")),
-            pld_syntax::kernel::Base::Tile(name) => (format!("t_{name}"), format!("t_{name}_len")),
+        let (data, len, buffer) = match base {
+            pld_syntax::kernel::Base::Param(p) => (format!("p{p}"), format!("p{p}_len"), *p as i64),
+            pld_syntax::kernel::Base::Tile(name) => (format!("t_{name}"), format!("t_{name}_len"), -1),
         };
-        format!("(*({{ const int64_t i_ = {i}; if (i_ < 0 || i_ >= {len}) return PLD_OUT_OF_BOUNDS; &{data}[i_]; }}))")
+        let line = self.source_line;
+        format!(
+            "(*({{ const int64_t i_ = {i}; if (i_ < 0 || i_ >= {len}) \
+             return pld_out_of_bounds(c, {line}, {buffer}, i_, 1, {len}); &{data}[i_]; }}))"
+        )
     }
 
     fn expr(&mut self, expr: &KExpr) -> String {

@@ -302,6 +302,29 @@ pub enum Error {
         /// The status, decoded.
         reason: String,
     },
+    /// A kernel's access fell outside one of its buffers; it was stopped before the access (no
+    /// memory was touched), as Rust stops an index out of bounds.
+    #[error(
+        "rank {rank}: {call}: index out of bounds at {at}: `{buffer}` holds {limit} elements but the \
+         access covers {offset}..{end}",
+        end = offset.saturating_add(*len)
+    )]
+    OutOfBounds {
+        /// The rank.
+        rank: usize,
+        /// The call (the kernel, where it was launched).
+        call: String,
+        /// Where in the kernel's source: `file:line` (or `line N`).
+        at: String,
+        /// The buffer: the kernel parameter's name, or `a tile`.
+        buffer: String,
+        /// The access's first element.
+        offset: i64,
+        /// Its element count.
+        len: i64,
+        /// The buffer's length in elements.
+        limit: i64,
+    },
     /// A task panicked on a rank's device worker.
     #[error("rank {rank}: {call} panicked: {message}")]
     RankPanicked {
@@ -339,6 +362,7 @@ impl Error {
             | Error::MismatchedCall { rank, .. }
             | Error::MismatchedAllocation { rank, .. }
             | Error::KernelFailed { rank, .. }
+            | Error::OutOfBounds { rank, .. }
             | Error::RankPanicked { rank, .. }
             | Error::Aborted { rank, .. }
             | Error::AgreementTimeout { rank, .. } => Some(*rank),

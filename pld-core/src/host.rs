@@ -291,7 +291,9 @@ impl<'w> Host<'w> {
             None,
             Submission::Work(Box::new(move |state| {
                 let _alive = (&copies, &windows);
-                state.run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default())
+                state
+                    .run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default())
+                    .map_err(|error| kernel.explain(error))
             })),
         );
         if blocking { self.sync() } else { Ok(()) }

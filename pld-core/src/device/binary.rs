@@ -174,6 +174,8 @@ pub struct Kernel {
     binary: Arc<DeviceBinary>,
     function: KernelFn,
     name: Arc<str>,
+    /// The source file and parameter names of a `#[pld::kernel]`, for its diagnoses.
+    source: Option<(&'static str, &'static [&'static str])>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -185,7 +187,31 @@ impl std::fmt::Debug for Kernel {
 impl Kernel {
     /// Looks up the kernel `name` of `binary`.
     pub fn new(binary: &Arc<DeviceBinary>, name: &str) -> Result<Kernel> {
-        Ok(Kernel { function: binary.kernel(name)?, binary: Arc::clone(binary), name: name.into() })
+        Ok(Kernel { function: binary.kernel(name)?, binary: Arc::clone(binary), name: name.into(), source: None })
+    }
+
+    /// The kernel's source file and parameter names (the launchers `#[pld::program]` generates
+    /// give them), so an access out of bounds names the file, the line and the parameter.
+    pub fn with_source(mut self, file: &'static str, params: &'static [&'static str]) -> Kernel {
+        self.source = Some((file, params));
+        self
+    }
+
+    /// An error of this kernel in the user's terms: an out-of-bounds access names the file and
+    /// the parameter, not a line number and a parameter index.
+    pub(crate) fn explain(&self, error: Error) -> Error {
+        match (error, self.source) {
+            (Error::OutOfBounds { rank, call, at, buffer, offset, len, limit }, Some((file, params))) => {
+                let at = at.strip_prefix("line ").map_or(at.clone(), |line| format!("{file}:{line}"));
+                let buffer = buffer
+                    .strip_prefix("parameter ")
+                    .and_then(|i| i.parse::<usize>().ok())
+                    .and_then(|i| params.get(i))
+                    .map_or(buffer.clone(), |name| (*name).to_owned());
+                Error::OutOfBounds { rank, call, at, buffer, offset, len, limit }
+            }
+            (error, _) => error,
+        }
     }
 
     /// The kernel's symbol.

@@ -99,6 +99,16 @@ impl RankState {
                 value: diag.value,
                 capacity: diag.limit,
             },
+            // A user kernel's bounds check names its source line (lines start at 1).
+            Some(DeviceStatus::OutOfBounds) if diag.expected > 0 => Error::OutOfBounds {
+                rank,
+                call,
+                at: format!("line {}", diag.expected),
+                buffer: if diag.index >= 0 { format!("parameter {}", diag.index) } else { "a tile".into() },
+                offset: diag.value,
+                len: diag.cell_off as i64,
+                limit: diag.limit,
+            },
             Some(other) => Error::KernelFailed { rank, call, reason: describe(other) },
             None => Error::KernelFailed { rank, call, reason: format!("unknown status {status}") },
         }

@@ -136,7 +136,13 @@ const POISON: (KExpr, Ty) = (KExpr::Int(0), Ty::Error);
 impl Checker<'_> {
     fn block(&mut self, stmts: &[Stmt]) -> Vec<KStmt> {
         self.scopes.push(HashMap::new());
-        let out = stmts.iter().filter_map(|s| self.stmt(s)).collect();
+        let out = stmts
+            .iter()
+            .filter_map(|s| {
+                let line = SourceLine(syn::spanned::Spanned::span(s).start().line as u32);
+                self.stmt(s).map(|stmt| KStmt::At { line, stmt: Box::new(stmt) })
+            })
+            .collect();
         self.scopes.pop();
         out
     }

@@ -303,9 +303,35 @@ pub enum Prim {
     },
 }
 
+/// Where a statement is in its source file: its line, for diagnoses of the compiled kernel (an
+/// access out of bounds names it). Not part of the kernel's meaning: any two are equal, and the
+/// IR's `Debug` form (which the content hash is computed from) prints `_`, so the program macro
+/// (which may not see lines) and the build script (which does) compute the same hash.
+#[derive(Clone, Copy)]
+pub struct SourceLine(pub u32);
+
+impl std::fmt::Debug for SourceLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("_")
+    }
+}
+
+impl PartialEq for SourceLine {
+    fn eq(&self, _: &SourceLine) -> bool {
+        true
+    }
+}
+
 /// A typed statement.
 #[derive(Clone, Debug, PartialEq)]
 pub enum KStmt {
+    /// A statement and the source line it was written on.
+    At {
+        /// The line (1-based; 0 where the source's lines are unknown).
+        line: SourceLine,
+        /// The statement.
+        stmt: Box<KStmt>,
+    },
     /// `let [mut] name = value;`
     Let {
         /// The binding.
