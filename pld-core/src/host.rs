@@ -343,11 +343,19 @@ impl<'w> Host<'w> {
             return;
         }
         let shared = self.world.shared();
-        let past = self.ranks().map(|r| shared.ranks[r].past.0.load(Ordering::Acquire)).min();
         // After a failure, a call's signal is reset at the next sync: its window must live until then.
         if shared.aborted() {
             return;
         }
+        if shared.fabric.agree_on_allocation.is_some() {
+            // Across processes the release point must not depend on how far each rank got (the
+            // allocators would diverge): wait until this host's calls are done, release them all.
+            drop(in_flight);
+            shared.wait_drained(self.ranks.clone());
+            self.in_flight.borrow_mut().clear();
+            return;
+        }
+        let past = self.ranks().map(|r| shared.ranks[r].past.0.load(Ordering::Acquire)).min();
         while in_flight.front().is_some_and(|(s, _)| Some(*s) <= past) {
             in_flight.pop_front();
         }

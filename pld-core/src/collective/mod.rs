@@ -143,7 +143,12 @@ impl Host<'_> {
             job.args.call = fingerprint.words();
             queued |= self.submit(rank, &plan.call, fingerprint.seq, Some(signal), Submission::Kernel(&job));
         }
-        if queued {
+        // Across processes every host must free windows at the same point of its program, or
+        // the next allocation lands at different offsets in different processes (a process
+        // whose calls ran inline freed a call's own signal at once, a peer whose calls were
+        // queued held it: the next call's credits went to cells nobody waited on, a hang). So
+        // there the windows are held even when the call ran inline.
+        if queued || shared.fabric.agree_on_allocation.is_some() {
             let windows = plan.operands.iter().map(|(_, operand)| Arc::clone(operand.alloc));
             self.hold_in_flight(last_seq, windows.chain([Arc::clone(signal_alloc)]));
         }
