@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 5
+#define PLD_ABI_VERSION 6
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -102,7 +102,7 @@ typedef struct pld_ctx {
                                   * own rank's too when only the transport may update its window) */
     uint8_t *local_base;         /* the own window, read directly; never NULL */
     uint64_t window_bytes;       /* size of every rank's window */
-    int32_t *sleepers;           /* [nranks] waiters asleep per rank (shared) */
+    int32_t *const *sleepers;    /* [nranks] each rank's count of waiters asleep (shared cells) */
     const int32_t *abort_flag;   /* non-zero: another rank failed, stop waiting */
     uint64_t timeout_ns;         /* the deadline of every wait, from the moment it first leaves its
                                   * spin and yield phases (a wait that never does never reads the
@@ -187,7 +187,7 @@ static inline int32_t pld_notify(pld_ctx *c, int32_t peer, uint64_t cell_off, in
         __atomic_store_n(cell, value, __ATOMIC_SEQ_CST);
     /* Dekker pairing with pld_wait: the cell write above and the sleepers increment there are
      * both sequentially consistent, so either the waiter sees the new value or we see it asleep. */
-    if (__atomic_load_n(&c->sleepers[peer], __ATOMIC_SEQ_CST) > 0)
+    if (__atomic_load_n(c->sleepers[peer], __ATOMIC_SEQ_CST) > 0)
         c->ops->wake(c->ops->data, peer, cell);
     return PLD_OK;
 }
@@ -262,7 +262,7 @@ static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t
         nanosleep(&pause, NULL);
         return PLD_OK;
     }
-    int32_t *sleepers = &c->sleepers[c->rank];
+    int32_t *sleepers = c->sleepers[c->rank];
     /* Dekker pairing with the notifier: both sides are sequentially consistent, so either the
      * notifier sees this rank asleep or this rank sees the new value. */
     __atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);
@@ -605,7 +605,7 @@ static inline int32_t pld_ll_send_to(pld_ctx *c, const pld_coll_args *a, int32_t
      * this rank sees it asleep). Measured: no slower than a plain release store here. */
     __atomic_store_n(&header->seq, seq, __ATOMIC_SEQ_CST);
     *sent = seq;
-    if (__atomic_load_n(&c->sleepers[p], __ATOMIC_SEQ_CST) > 0)
+    if (__atomic_load_n(c->sleepers[p], __ATOMIC_SEQ_CST) > 0)
         c->ops->wake(c->ops->data, p, (const int32_t *)&header->seq);
     return PLD_OK;
 }

@@ -42,9 +42,19 @@ pub(crate) enum Label {
     Text(Arc<str>),
     /// A collective call and where the host code made it.
     Call(CallWhat, &'static Location<'static>),
+    /// A collective call over a group (its members' world ranks) and where it was made.
+    GroupCall(CallWhat, &'static Location<'static>, Arc<[usize]>),
 }
 
 impl Label {
+    /// This call's label as one group's part of it.
+    pub(crate) fn in_group(&self, members: &Arc<[usize]>) -> Label {
+        match self {
+            Label::Call(what, at) | Label::GroupCall(what, at, _) => Label::GroupCall(*what, at, Arc::clone(members)),
+            text => text.clone(),
+        }
+    }
+
     /// A label from a fixed text.
     pub(crate) fn text(text: String) -> Label {
         Label::Text(text.into())
@@ -54,6 +64,9 @@ impl Label {
     pub(crate) fn same_site(&self, other: &Label) -> bool {
         match (self, other) {
             (Label::Call(a, at_a), Label::Call(b, at_b)) => a == b && std::ptr::eq(*at_a, *at_b),
+            (Label::GroupCall(a, at_a, g_a), Label::GroupCall(b, at_b, g_b)) => {
+                a == b && std::ptr::eq(*at_a, *at_b) && Arc::ptr_eq(g_a, g_b)
+            }
             (Label::Text(a), Label::Text(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
@@ -63,6 +76,9 @@ impl Label {
         match self {
             Label::Text(text) => text.to_string(),
             Label::Call(what, at) => format!("{what} at {}:{}:{}", at.file(), at.line(), at.column()),
+            Label::GroupCall(what, at, members) => {
+                format!("{what} over group {members:?} at {}:{}:{}", at.file(), at.line(), at.column())
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ use std::sync::atomic::Ordering;
 use pld_model::{Collective, Element};
 
 use crate::call::{Label, SignalCells};
+use crate::comm::Comm;
 use crate::device::Kernel;
 use crate::error::{Error, Result};
 use crate::memory::{Allocation, Buffer, Shape, Window};
@@ -54,6 +55,9 @@ pub struct Host<'w> {
     /// The failure this host's work met: every later call returns it until the host is
     /// dropped (a world-wide reset clears the ranks, not what this host's program saw).
     failed: RefCell<Option<Error>>,
+    /// The groups' communicators this host's calls ran in, kept until its work is done (their
+    /// calls address them directly).
+    comms: RefCell<Vec<Arc<Comm>>>,
     _single_thread: PhantomData<*const ()>,
 }
 
@@ -64,6 +68,7 @@ impl<'w> Host<'w> {
             ranks,
             section,
             allocations: Cell::new(0),
+            comms: RefCell::new(Vec::new()),
             owned: RefCell::new(Vec::new()),
             in_flight: RefCell::new(VecDeque::new()),
             auto_names: Cell::new(0),
@@ -80,7 +85,7 @@ impl<'w> Host<'w> {
     }
 
     /// A window of this host's ranks: allocated here, or collectively in an SPMD section.
-    fn allocate(&self, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
+    pub(crate) fn allocate(&self, name: &str, bytes: usize) -> Result<Arc<Allocation>> {
         self.check_healthy()?;
         let index = self.allocations.get();
         self.allocations.set(index + 1);
@@ -108,6 +113,16 @@ impl<'w> Host<'w> {
                 alloc
             }
             Some(section) => section.alloc(self.world, self.ranks.start, index, name, bytes),
+        }
+    }
+
+    /// Keeps `groups`' communicators alive until this host's work is done.
+    pub(crate) fn keep_comms(&self, groups: &[crate::group::Group]) {
+        let mut kept = self.comms.borrow_mut();
+        for group in groups {
+            if !kept.iter().any(|c| Arc::ptr_eq(c, &group.comm)) {
+                kept.push(Arc::clone(&group.comm));
+            }
         }
     }
 
@@ -292,7 +307,7 @@ impl<'w> Host<'w> {
             Submission::Work(Box::new(move |state| {
                 let _alive = (&copies, &windows);
                 state
-                    .run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default())
+                    .run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default(), None)
                     .map_err(|error| kernel.explain(error))
             })),
         );

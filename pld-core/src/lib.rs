@@ -22,12 +22,14 @@
 // The modules, from the bottom up: each imports only modules above it in this list.
 mod call;
 mod collective;
+mod comm;
 mod config;
 mod cpus;
 mod device;
 pub mod dsl;
 mod error;
 mod fingerprint;
+mod group;
 mod host;
 mod memory;
 mod progress;
@@ -46,6 +48,7 @@ pub use config::{
 };
 pub use device::{DeviceBinary, Kernel};
 pub use error::{Error, Result};
+pub use group::{Group, GroupSet, Groups, Mesh};
 pub use host::Host;
 pub use memory::{Buffer, Shape, Window};
 pub use pld_model::{

@@ -2,10 +2,11 @@
 //! runtime's areas in every window, each rank's progress, and the failure record.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::call::SignalCells;
+use crate::comm::Comm;
 use crate::config::Settings;
 use crate::error::Error;
 use crate::memory::{Allocation, LlArea, SymmetricHeap};
@@ -16,8 +17,8 @@ use crate::transport::Fabric;
 pub(crate) struct Shared {
     pub(crate) nranks: usize,
     pub(crate) fabric: Fabric,
-    /// Every rank's window as kernels address it (null: reached through the transport).
-    pub(crate) peer_bases: Box<[*mut u8]>,
+    /// The world as a communicator: every rank, the world's call board and LL area.
+    pub(crate) world: Arc<Comm>,
     pub(crate) settings: Settings,
     pub(crate) tuning: Tuning,
     pub(crate) areas: RuntimeAreas,
@@ -25,12 +26,15 @@ pub(crate) struct Shared {
     pub(crate) ranks: Box<[RankProgress]>,
     idle: Idle,
     failure: Mutex<Failure>,
+    /// The groups' communicators (the world's is `world`).
+    comms: Mutex<Vec<std::sync::Weak<Comm>>>,
     /// Whether a host scope is open on the world.
     pub(crate) host_active: AtomicBool,
 }
 
-// SAFETY: `peer_bases` points into the heap's regions, which live as long as `Shared`; they are
-// shared by design and accessed only by kernels under the signal protocol.
+// SAFETY: the fabric's pointers (control cells, the transport's services) point into memory
+// that lives as long as `Shared`; they are shared by design and accessed only by kernels under
+// the signal protocol, and atomically.
 unsafe impl Send for Shared {}
 // SAFETY: as above.
 unsafe impl Sync for Shared {}
@@ -44,7 +48,7 @@ pub(crate) struct Tuning {
     pub(crate) pin_cpus: Vec<usize>,
 }
 
-/// The runtime's own allocations in every window.
+/// The runtime's own allocations in every window: the world's call board and LL area.
 pub(crate) struct RuntimeAreas {
     /// Offset of the call board (two fingerprint slots per rank).
     pub(crate) board_off: usize,
@@ -79,20 +83,23 @@ struct Failure {
 impl Shared {
     pub(crate) fn new(fabric: Fabric, settings: Settings, tuning: Tuning, areas: RuntimeAreas) -> Shared {
         let nranks = fabric.nranks;
+        let world = Arc::new(Comm::new(
+            (0..nranks).collect(),
+            &fabric.comm_parts(),
+            areas.board_off,
+            LlArea { offset: areas.ll.offset, layout: areas.ll.layout },
+            Vec::new(),
+        ));
         Shared {
             nranks,
-            // A rank whose window only MPI may update atomically reaches even itself through
-            // the transport: a CPU atomic and an MPI_Accumulate on one cell are not atomic
-            // with each other.
-            peer_bases: (0..nranks)
-                .map(|r| if fabric.transport_only { std::ptr::null_mut() } else { fabric.heap.base(r) })
-                .collect(),
+            world,
             fabric,
             settings,
             tuning,
             areas,
             ranks: (0..nranks).map(|_| RankProgress::default()).collect(),
             idle: Idle::default(),
+            comms: Mutex::new(Vec::new()),
             failure: Mutex::new(Failure { ranks: vec![None; nranks], ..Failure::default() }),
             host_active: AtomicBool::new(false),
         }
@@ -230,16 +237,10 @@ impl Shared {
             .collect()
     }
 
-    /// Records that `rank` is past call `seq` (finished or gave it up): its host may release
-    /// the windows of calls up to it, and its LL writers may rewrite the inbox slots it used.
+    /// Records that `rank` is past its collective call `seq` (its task number, over every
+    /// communicator): its host may release the windows of calls up to it.
     pub(crate) fn mark_past(&self, rank: usize, seq: u64) {
         self.ranks[rank].past.0.store(seq, Ordering::Release);
-        if self.areas.ll.layout.is_some() {
-            // SAFETY: the LL area is allocated in every window for the world's life; its first
-            // 8 bytes are this rank's `past` cell, only ever accessed atomically.
-            let past = unsafe { &*self.heap().base(rank).add(self.areas.ll.offset).cast::<AtomicU64>() };
-            past.store(seq, Ordering::Release);
-        }
     }
 
     /// Lines every rank's call numbers up at the highest and marks every rank past it, after
@@ -252,6 +253,26 @@ impl Shared {
             self.ranks[rank].issued.0.store(calls, Ordering::Relaxed);
             self.mark_past(rank, calls);
         }
+        // The same within every communicator, on its own numbers.
+        let mut comms = self.comms.lock().unwrap_or_else(|p| p.into_inner());
+        comms.retain(|c| c.strong_count() > 0);
+        for comm in comms.iter().filter_map(std::sync::Weak::upgrade).chain([Arc::clone(&self.world)]) {
+            let calls = comm.issued.iter().map(|i| i.0.load(Ordering::Relaxed)).max().unwrap_or(0);
+            for (member, &rank) in comm.members.iter().enumerate() {
+                if self.fabric.local.contains(&rank) {
+                    comm.issued[member].0.store(calls, Ordering::Relaxed);
+                    comm.mark_past(self.heap(), member, calls);
+                }
+            }
+        }
+    }
+
+    /// Registers a group's communicator, so a failed section lines its call numbers up too and
+    /// a diagnosis finds its LL area.
+    pub(crate) fn register(&self, comm: &Arc<Comm>) {
+        let mut comms = self.comms.lock().unwrap_or_else(|p| p.into_inner());
+        comms.retain(|c| c.strong_count() > 0);
+        comms.push(Arc::downgrade(comm));
     }
 
     /// Keeps windows alive until the next world-wide reset has cleared the failure's signals.

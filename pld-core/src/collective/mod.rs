@@ -13,9 +13,10 @@ use crate::device::abi::CollArgs;
 use crate::device::builtins;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
+use crate::group::Group;
 use crate::host::{Host, Submission, foreign_window};
 use crate::memory::{Allocation, Operand, Window};
-use crate::rank::KernelCall;
+use crate::rank::{CommCall, KernelCall};
 
 mod options;
 
@@ -26,6 +27,10 @@ struct Plan<'p, 'a> {
     call: Label,
     operands: &'p [(&'static str, Operand<'a>)],
     signal: PlanSignal<'a>,
+    /// The groups the call runs over (`None`: the world).
+    groups: Option<&'a [Group]>,
+    /// The rank count of the call: the world's, or its groups' (one size for all of them).
+    size: usize,
 }
 
 /// The signal of a call: the caller's, or one allocated for the call.
@@ -58,10 +63,24 @@ impl Host<'_> {
         let label = Label::Call(what, location);
         let call = || label.describe();
         let nranks = self.nranks();
+        let size = match common.groups {
+            None => nranks,
+            Some(groups) => {
+                let size = groups.first().map_or(0, Group::size);
+                if let Some(other) = groups.iter().find(|g| g.size() != size) {
+                    return Err(Error::InvalidSetting {
+                        setting: format!("the groups of {}", call()),
+                        value: format!("{:?} and {:?}", groups[0], other),
+                        expected: "groups of one size (run a collective over each group of a split apart)".into(),
+                    });
+                }
+                size
+            }
+        };
         if let Some(declared) = common.nranks
-            && declared != nranks
+            && declared != size
         {
-            return Err(Error::NranksMismatch { call: call(), declared, world: nranks });
+            return Err(Error::NranksMismatch { call: call(), declared, world: size });
         }
         let own = self.world().shared().heap();
         // Window i of the call, the signal last: indexed, not a chained iterator, since this
@@ -98,7 +117,7 @@ impl Host<'_> {
             }
             None => PlanSignal::Own(self.call_signal(collective)?),
         };
-        Ok(Plan { call: label, operands, signal })
+        Ok(Plan { call: label, operands, signal, groups: common.groups, size })
     }
 
     /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
@@ -116,9 +135,19 @@ impl Host<'_> {
         let shared = self.world().shared();
         let signal_alloc = plan.signal.alloc();
         args.signal_off = signal_alloc.offset() as u64;
-        args.board_off = shared.areas.board_off as u64;
         args.flags = if shared.settings.check_calls { CollArgs::CHECK_CALLS } else { 0 };
-        (args.ll_off, args.ll_stride) = (shared.areas.ll.offset as u64, shared.areas.ll.stride() as u64);
+        // The communicators this host's ranks run the call in: the world, or each one's group.
+        // A group's areas are the same in every group of a partition; a rank in none is left out.
+        let comms: &[Group] = plan.groups.unwrap_or(&[]);
+        if let Some(first) = comms.first() {
+            self.keep_comms(comms);
+            (args.board_off, args.ll_off) = (first.comm.board_off as u64, first.comm.ll.offset as u64);
+            args.ll_stride = first.comm.ll.stride() as u64;
+        } else {
+            let comm = &shared.world;
+            (args.board_off, args.ll_off, args.ll_stride) =
+                (comm.board_off as u64, comm.ll.offset as u64, comm.ll.stride() as u64);
+        }
         let mut fingerprint = Fingerprint {
             seq: 0,
             kind: variant.kind,
@@ -132,16 +161,30 @@ impl Host<'_> {
         // queueing and running the call touch no shared reference count.
         let signal = SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() };
         let (mut last_seq, mut queued) = (0, false);
-        let mut job = KernelCall { kernel, args, scratch_bytes };
+        let placeholder = CommCall { comm: Arc::as_ptr(&shared.world), member: 0, seq: 0 };
+        let mut job = KernelCall { kernel, args, scratch_bytes, comm: placeholder };
         for rank in self.ranks() {
+            let found = match comms {
+                [] => Some((&shared.world, rank)),
+                groups => groups.iter().find_map(|g| g.comm.member(rank).map(|m| (&g.comm, m))),
+            };
+            let Some((comm, member)) = found else { continue };
             // Only the host that owns the rank numbers its calls (a Host is used from one thread):
-            // a load and a store, not a locked read-modify-write.
-            let numbered = &shared.ranks[rank].issued.0;
+            // a load and a store, not a locked read-modify-write. Two numbers: the rank's call
+            // number over every communicator (its progress, the windows held in flight), and the
+            // call's number in its communicator (the fingerprint, the LL slot).
+            let task = &shared.ranks[rank].issued.0;
+            let seq = task.load(Ordering::Relaxed) + 1;
+            task.store(seq, Ordering::Relaxed);
+            last_seq = last_seq.max(seq);
+            let numbered = &comm.issued[member].0;
             fingerprint.seq = numbered.load(Ordering::Relaxed) + 1;
             numbered.store(fingerprint.seq, Ordering::Relaxed);
-            last_seq = last_seq.max(fingerprint.seq);
             job.args.call = fingerprint.words();
-            queued |= self.submit(rank, &plan.call, fingerprint.seq, Some(signal), Submission::Kernel(&job));
+            job.comm = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
+            let label = if comms.is_empty() { None } else { Some(plan.call.in_group(&comm.members)) };
+            let call = label.as_ref().unwrap_or(&plan.call);
+            queued |= self.submit(rank, call, seq, Some(signal), Submission::Kernel(&job));
         }
         // Across processes every host must free windows at the same point of its program, or
         // the next allocation lands at different offsets in different processes (a process
@@ -199,7 +242,7 @@ impl Host<'_> {
         let call = CallWhat::ReduceScatter { op: opts.op, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
         let plan = self.plan(Collective::ReduceScatter, call, Location::caller(), opts.common, &operands)?;
-        let n = self.nranks();
+        let n = plan.size;
         if !target.len().is_multiple_of(n) {
             return Err(Self::bad(&plan.call, "target", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
         }
@@ -216,8 +259,8 @@ impl Host<'_> {
         let root = opts.root;
         let operands = [("target", target.operand())];
         let plan = self.plan(Collective::Broadcast, call, Location::caller(), opts.common, &operands)?;
-        if root < 0 || root >= self.nranks() as i64 {
-            return Err(Error::RootOutOfRange { call: plan.call.describe(), root, nranks: self.nranks() });
+        if root < 0 || root >= plan.size as i64 {
+            return Err(Error::RootOutOfRange { call: plan.call.describe(), root, nranks: plan.size });
         }
         let args = CollArgs {
             target_off: target.offset() as u64,
@@ -240,7 +283,7 @@ impl Host<'_> {
         let call = CallWhat::AllGather { dtype: T::DTYPE };
         let operands = [("local", local.operand()), ("target", target.operand())];
         let plan = self.plan(Collective::AllGather, call, Location::caller(), opts.common, &operands)?;
-        let n = self.nranks();
+        let n = plan.size;
         if target.len() != n * local.len() {
             let expected =
                 format!("{n} x {} = {} elements ({n} rows of `{}`)", local.len(), n * local.len(), local.name());
@@ -267,7 +310,7 @@ impl Host<'_> {
         let call = CallWhat::AllToAll { dtype: T::DTYPE };
         let operands = [("input", input.operand()), ("target", target.operand())];
         let plan = self.plan(Collective::AllToAll, call, Location::caller(), opts.common, &operands)?;
-        let n = self.nranks();
+        let n = plan.size;
         if !input.len().is_multiple_of(n) {
             return Err(Self::bad(&plan.call, "input", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
         }
@@ -315,7 +358,7 @@ impl Host<'_> {
             ("recv_counts", recv_counts.operand()),
         ];
         let plan = self.plan(Collective::AllToAllV, call, Location::caller(), opts.common, &operands)?;
-        let n = self.nranks();
+        let n = plan.size;
         let rows = input.shape().dims().first().copied().unwrap_or(0);
         if input.shape().dims().len() < 2 || rows % n != 0 {
             return Err(Self::bad(

@@ -2,13 +2,16 @@
 
 use pld_model::{AllReduceMode, Element, ReduceOp};
 
+use crate::group::{Group, GroupSet};
 use crate::memory::{Operand, Window};
 
-/// Options every collective shares: the signal to use and the rank count the caller expects.
+/// Options every collective shares: the signal to use, the rank count the caller expects, and
+/// the group (or groups) the call runs over.
 #[derive(Clone, Copy, Default)]
 pub struct Common<'a> {
     pub(super) nranks: Option<usize>,
     pub(super) signal: Option<Operand<'a>>,
+    pub(super) groups: Option<&'a [Group]>,
 }
 
 macro_rules! common_setters {
@@ -23,6 +26,14 @@ macro_rules! common_setters {
             /// Uses `signal` (i32, one cell per rank) instead of allocating one for the call.
             pub fn signal<T: Element>(mut self, signal: &'a Window<'_, T>) -> Self {
                 self.common.signal = Some(signal.operand());
+                self
+            }
+
+            /// Runs the call over `group` (a [`Group`], or [`Groups`](crate::Groups): then in
+            /// every one of them at once). Roots, shapes and `nranks` are in group terms; ranks
+            /// outside are untouched.
+            pub fn group(mut self, group: &'a impl GroupSet) -> Self {
+                self.common.groups = Some(group.group_list());
                 self
             }
         }

@@ -58,7 +58,7 @@ pub(crate) struct Ctx {
     pub peer_bases: *const *mut u8,
     pub local_base: *mut u8,
     pub window_bytes: u64,
-    pub sleepers: *mut i32,
+    pub sleepers: *const *mut i32,
     pub abort_flag: *const i32,
     pub timeout_ns: u64,
     pub scratch: *mut u8,

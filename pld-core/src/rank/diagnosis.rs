@@ -7,6 +7,7 @@ use pld_model::{DeviceStatus, WaitCmp};
 
 use super::RankState;
 use crate::call::Label;
+use crate::comm::Comm;
 use crate::device::abi::{Diag, FingerprintWords};
 use crate::error::Error;
 use crate::fingerprint::describe_words;
@@ -14,17 +15,25 @@ use crate::fingerprint::describe_words;
 impl RankState {
     /// The error a failed kernel's status and diagnosis describe (the call is formatted here
     /// only, never on success).
-    pub(super) fn failure(&self, status: i32, diag: &Diag, call: &Label, own_call: FingerprintWords) -> Error {
+    /// `comm`: the communicator the kernel ran in; its member indices become world ranks here.
+    pub(super) fn failure(
+        &self,
+        status: i32,
+        diag: &Diag,
+        call: &Label,
+        own_call: FingerprintWords,
+        comm: &Comm,
+    ) -> Error {
         let rank = self.rank;
         let call = call.describe();
         let owner = |off: u64| self.shared.heap().owner_of(off as usize);
         match DeviceStatus::from_code(status) {
             Some(DeviceStatus::Aborted) => Error::Aborted { rank, call },
-            Some(DeviceStatus::Timeout) if self.shared.areas.ll.contains(diag.cell_off) => {
+            Some(DeviceStatus::Timeout) if comm.ll.contains(diag.cell_off) => {
                 // An LL wait: for a peer's message of this call (the inbox) or for a peer to be
                 // past the call that last used a slot (its `past` cell).
-                let peer = diag.index.max(0) as usize;
-                let inbox = diag.cell_off != self.shared.areas.ll.offset as u64;
+                let peer = world_rank(comm, diag.index.max(0) as usize);
+                let inbox = diag.cell_off != comm.ll.offset as u64;
                 Error::Timeout {
                     rank,
                     call,
@@ -87,7 +96,7 @@ impl RankState {
             Some(DeviceStatus::Mismatch) => Error::MismatchedCall {
                 rank,
                 call,
-                peer: diag.index.max(0) as usize,
+                peer: world_rank(comm, diag.index.max(0) as usize),
                 peer_call: describe_words(diag.peer_call),
                 own_call: describe_words(own_call),
             },
@@ -95,7 +104,7 @@ impl RankState {
                 rank,
                 call,
                 buffer: owner(diag.cell_off).map_or_else(|| "<counts>".into(), |(_, n)| n),
-                peer: diag.index.max(0) as usize,
+                peer: world_rank(comm, diag.index.max(0) as usize),
                 value: diag.value,
                 capacity: diag.limit,
             },
@@ -113,6 +122,11 @@ impl RankState {
             None => Error::KernelFailed { rank, call, reason: format!("unknown status {status}") },
         }
     }
+}
+
+/// The world rank of member `index` of `comm` (a signal cell past the members: itself).
+fn world_rank(comm: &Comm, index: usize) -> usize {
+    comm.members.get(index).copied().unwrap_or(index)
 }
 
 fn describe(status: DeviceStatus) -> String {

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use pld_model::{ABI_VERSION, DeviceStatus, TILE_BYTES};
 
 use crate::call::{Label, SignalCells};
+use crate::comm::Comm;
 use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn};
 use crate::error::{Error, Result};
 use crate::shared::Shared;
@@ -16,7 +17,7 @@ mod diagnosis;
 mod task;
 mod worker;
 
-pub(crate) use task::{Job, KernelCall, Task, Work};
+pub(crate) use task::{CommCall, Job, KernelCall, Task, Work};
 
 /// The device worker of one rank.
 pub(crate) struct RankState {
@@ -40,9 +41,13 @@ impl RankState {
     /// order).
     pub(crate) fn run(&mut self, task: Task, shared: &Shared) {
         let Task { call, seq, signal, job } = task;
-        self.run_with(&call, seq, signal, shared, |state| match job {
-            Job::Kernel(KernelCall { kernel, args, scratch_bytes }) => {
-                state.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call, args.call)
+        let comm = match &job {
+            Job::Kernel(k) => Some(k.comm),
+            Job::Work(_) => None,
+        };
+        self.run_with(&call, seq, signal, comm, shared, |state| match job {
+            Job::Kernel(KernelCall { kernel, args, scratch_bytes, comm }) => {
+                state.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call, args.call, Some(comm.comm()))
             }
             Job::Work(work) => work(state),
         });
@@ -56,11 +61,18 @@ impl RankState {
         call: &Label,
         seq: u64,
         signal: Option<SignalCells>,
-        KernelCall { kernel, args, scratch_bytes }: &KernelCall,
+        KernelCall { kernel, args, scratch_bytes, comm }: &KernelCall,
         shared: &Shared,
     ) {
-        self.run_with(call, seq, signal, shared, |state| {
-            state.run_kernel(*kernel, std::ptr::from_ref(args).cast(), *scratch_bytes, call, args.call)
+        self.run_with(call, seq, signal, Some(*comm), shared, |state| {
+            state.run_kernel(
+                *kernel,
+                std::ptr::from_ref(args).cast(),
+                *scratch_bytes,
+                call,
+                args.call,
+                Some(comm.comm()),
+            )
         });
     }
 
@@ -72,6 +84,7 @@ impl RankState {
         call: &Label,
         seq: u64,
         signal: Option<SignalCells>,
+        comm: Option<CommCall>,
         shared: &Shared,
         work: impl FnOnce(&mut RankState) -> Result<()>,
     ) {
@@ -109,6 +122,9 @@ impl RankState {
                 shared.ranks[self.rank].completed.0.store(seq, Ordering::Release);
             }
             shared.mark_past(self.rank, seq);
+            if let Some(call) = comm {
+                call.comm().mark_past(shared.heap(), call.member, call.seq);
+            }
         } else {
             *shared.ranks[self.rank].task.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
@@ -131,6 +147,7 @@ impl RankState {
         scratch_bytes: usize,
         call: &Label,
         own_call: FingerprintWords,
+        comm: Option<&Comm>,
     ) -> Result<()> {
         let scratch_bytes = scratch_bytes.max(TILE_BYTES);
         let words = scratch_bytes.div_ceil(8);
@@ -138,24 +155,25 @@ impl RankState {
             self.scratch.resize(words, 0);
         }
         let shared = &*self.shared;
+        let comm = comm.unwrap_or(&shared.world);
         let mut diag = Diag::default();
+        let member = comm.member(self.rank).expect("a rank runs only its communicators' calls");
         let mut ctx = Ctx {
             abi_version: ABI_VERSION,
-            rank: self.rank as i32,
-            nranks: shared.nranks as i32,
+            rank: member as i32,
+            nranks: comm.size() as i32,
             spin_limit: shared.tuning.spin_limit,
             yield_limit: shared.tuning.yield_limit,
             _pad: 0,
-            peer_bases: shared.peer_bases.as_ptr(),
+            peer_bases: comm.peer_bases.as_ptr(),
             local_base: shared.heap().base(self.rank),
             window_bytes: shared.heap().capacity() as u64,
-            // SAFETY: `control` holds 1 + nranks cells (see `Fabric::control`).
-            sleepers: unsafe { shared.fabric.control.add(1) },
+            sleepers: comm.sleepers.as_ptr(),
             abort_flag: shared.fabric.control,
             timeout_ns: u64::try_from(shared.settings.timeout.as_nanos()).unwrap_or(u64::MAX),
             scratch: self.scratch.as_mut_ptr().cast(),
             scratch_bytes: (self.scratch.len() * 8) as u64,
-            ops: shared.fabric.ops,
+            ops: comm.ops(),
             diag: &mut diag,
         };
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
@@ -164,6 +182,6 @@ impl RankState {
         if status == DeviceStatus::Ok as i32 {
             return Ok(());
         }
-        Err(self.failure(status, &diag, call, own_call))
+        Err(self.failure(status, &diag, call, own_call, comm))
     }
 }

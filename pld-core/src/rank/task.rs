@@ -2,6 +2,7 @@
 
 use super::RankState;
 use crate::call::{Label, SignalCells};
+use crate::comm::Comm;
 use crate::device::abi::{CollArgs, KernelFn};
 use crate::error::Result;
 
@@ -21,6 +22,29 @@ pub(crate) struct KernelCall {
     pub(crate) kernel: KernelFn,
     pub(crate) args: CollArgs,
     pub(crate) scratch_bytes: usize,
+    /// The communicator it runs in, and the rank's place and call number there.
+    pub(crate) comm: CommCall,
+}
+
+/// A rank's part in one call of a communicator.
+#[derive(Clone, Copy)]
+pub(crate) struct CommCall {
+    /// The communicator; its host keeps it alive until every rank is past the call.
+    pub(crate) comm: *const Comm,
+    /// The rank's member index in it.
+    pub(crate) member: usize,
+    /// The call's number in it (the fingerprint's `seq`).
+    pub(crate) seq: u64,
+}
+
+// SAFETY: `comm` is only read, and outlives the call (see the field).
+unsafe impl Send for CommCall {}
+
+impl CommCall {
+    pub(crate) fn comm(&self) -> &Comm {
+        // SAFETY: the host keeps the communicator alive until every rank is past the call.
+        unsafe { &*self.comm }
+    }
 }
 
 /// One unit of work on one rank's queue.

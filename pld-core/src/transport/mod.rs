@@ -5,6 +5,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::comm::CommParts;
 use crate::device::abi::Ops;
 use crate::error::Result;
 use crate::memory::SymmetricHeap;
@@ -38,6 +39,19 @@ pub(crate) struct Fabric {
     /// Called after each allocation of a host when ranks live in several processes: a barrier
     /// that also checks every rank allocated the same window, or names the rank that could not.
     pub(crate) agree_on_allocation: Option<AgreeOnAllocation>,
+}
+
+impl Fabric {
+    /// What a communicator's kernels need of this fabric.
+    pub(crate) fn comm_parts(&self) -> CommParts<'_> {
+        CommParts {
+            heap: &self.heap,
+            transport_only: self.transport_only,
+            // SAFETY: `control` holds the abort flag and then one sleeper cell per rank.
+            sleepers: unsafe { self.control.add(1) },
+            ops: self.ops,
+        }
+    }
 }
 
 /// One rank's side of an allocation, checked against every rank's.
