@@ -1,153 +1,20 @@
 //! Collectives over groups of ranks, end to end: every collective over explicit lists
 //! (non-contiguous, reordered, of one rank), splits by colour and key, strided ranges and mesh
 //! axes, at 4, 6 and 7 ranks, three rounds back to back on one world, with exact patterns in
-//! group terms; every non-member's window must keep its bytes.
+//! group terms; every non-member's window must keep its bytes (the suite is in
+//! `tests/common/groups.rs`; `tests/mpi_e2e.rs` runs it under mpirun). Also: the checks on
+//! making groups, and overlapping groups one after another.
 
-use pld::{AllReduce, AllReduceMode, Broadcast, Group, GroupSet, Groups, Host, Opts, ReduceScatter, Window, World};
+mod common;
 
-/// What a non-member's window holds throughout.
-const UNTOUCHED: f32 = 777.0;
-
-/// Element `k` of group rank `i`'s input in round `round` (small integers: exact in f32).
-fn value(i: usize, k: usize, round: usize) -> f32 {
-    ((i + 1) * 100 + k % 97 + round * 7) as f32
-}
-
-/// The groups of `set` a world rank is in, with its group rank.
-fn place(groups: &[Group], rank: usize) -> Option<(&Group, usize)> {
-    groups.iter().find_map(|g| g.rank_of(rank).map(|i| (g, i)))
-}
-
-/// Writes each member its group-rank pattern (`len` elements) and each non-member `UNTOUCHED`.
-fn stage(host: &Host<'_>, w: &Window<'_, f32>, groups: &[Group], round: usize, pattern: impl Fn(usize) -> Vec<f32>) {
-    for r in host.ranks() {
-        let data = match place(groups, r) {
-            Some((_, i)) => pattern(i),
-            None => vec![UNTOUCHED; w.len()],
-        };
-        let _ = round;
-        host.write(w, r, &data).unwrap();
-    }
-}
-
-/// Checks every member against `expected(group, group rank)` and every non-member untouched.
-fn check(
-    host: &Host<'_>,
-    w: &Window<'_, f32>,
-    groups: &[Group],
-    what: &str,
-    expected: impl Fn(&Group, usize) -> Vec<f32>,
-) {
-    for r in host.ranks() {
-        let found = host.read(w, r).unwrap();
-        match place(groups, r) {
-            Some((g, i)) => assert_eq!(found, expected(g, i), "{what}: world rank {r} (rank {i} of {:?})", g.members()),
-            None => assert!(found.iter().all(|&v| v == UNTOUCHED), "{what}: world rank {r} is in no group but changed"),
-        }
-    }
-}
-
-/// Every collective over `set` (groups of one size), three rounds.
-fn every_collective(host: &Host<'_>, set: &impl GroupSet, what: &str) {
-    let groups = set.group_list();
-    let g = groups[0].size();
-    for round in 0..3 {
-        for (count, mode) in [
-            (4, AllReduceMode::Mesh),
-            (3000, AllReduceMode::Mesh),
-            (40_000, AllReduceMode::Mesh),
-            (33, AllReduceMode::Ring),
-        ] {
-            let w = host.window::<f32>("data", [count]).unwrap();
-            stage(host, &w, groups, round, |i| (0..count).map(|k| value(i, k, round)).collect());
-            host.all_reduce(&w, AllReduce::mesh().mode(mode).group(set)).unwrap();
-            check(host, &w, groups, &format!("{what}: all_reduce {mode:?} x{count}, round {round}"), |grp, _| {
-                (0..count).map(|k| (0..grp.size()).map(|i| value(i, k, round)).sum()).collect()
-            });
-        }
-        let row = 5;
-        let rs = host.window::<f32>("rs", [g, row]).unwrap();
-        stage(host, &rs, groups, round, |i| (0..g * row).map(|k| value(i, k, round)).collect());
-        host.reduce_scatter(&rs, ReduceScatter::new().group(set)).unwrap();
-        check(host, &rs, groups, &format!("{what}: reduce_scatter, round {round}"), |grp, i| {
-            (0..g * row)
-                .map(
-                    |k| {
-                        if k / row == i {
-                            (0..grp.size()).map(|p| value(p, k, round)).sum()
-                        } else {
-                            value(i, k, round)
-                        }
-                    },
-                )
-                .collect()
-        });
-        let bc = host.window::<f32>("bc", [9]).unwrap();
-        stage(host, &bc, groups, round, |i| (0..9).map(|k| value(i, k, round)).collect());
-        host.broadcast(&bc, Broadcast::root(g as i64 - 1).group(set)).unwrap();
-        check(host, &bc, groups, &format!("{what}: broadcast, round {round}"), |_, _| {
-            (0..9).map(|k| value(g - 1, k, round)).collect()
-        });
-        let local = host.window::<f32>("local", [row]).unwrap();
-        let gathered = host.window::<f32>("gathered", [g, row]).unwrap();
-        stage(host, &local, groups, round, |i| (0..row).map(|k| value(i, k, round)).collect());
-        stage(host, &gathered, groups, round, |_| vec![0.0; g * row]);
-        host.all_gather(&local, &gathered, Opts::new().group(set)).unwrap();
-        check(host, &gathered, groups, &format!("{what}: all_gather, round {round}"), |_, _| {
-            (0..g * row).map(|k| value(k / row, k % row, round)).collect()
-        });
-        let input = host.window::<f32>("input", [g, row]).unwrap();
-        let target = host.window::<f32>("target", [g, row]).unwrap();
-        stage(host, &input, groups, round, |i| (0..g * row).map(|k| value(i, k, round)).collect());
-        stage(host, &target, groups, round, |_| vec![0.0; g * row]);
-        host.all_to_all(&input, &target, Opts::new().group(set)).unwrap();
-        // Row p of member i's target is row i of member p's input.
-        check(host, &target, groups, &format!("{what}: all_to_all, round {round}"), |_, i| {
-            (0..g * row).map(|k| value(k / row, i * row + k % row, round)).collect()
-        });
-        host.barrier(Opts::new().group(set)).unwrap();
-    }
-    host.sync().unwrap();
-}
+use common::groups::every_kind_of_group;
+use pld::{AllReduce, Broadcast, Group, Groups, Opts, World};
 
 #[test]
 fn every_collective_over_every_kind_of_group_at_4_6_and_7_ranks() {
     for n in [4, 6, 7] {
         let world = World::builder(n).window_bytes(256 << 20).local().unwrap();
-        let host = world.host().unwrap();
-        // Explicit lists: every size from 1, non-contiguous, reordered.
-        for size in 1..=n {
-            let members: Vec<usize> = (0..size).map(|i| (i * 3 + 1) % n).collect();
-            let mut unique = members.clone();
-            unique.sort_unstable();
-            unique.dedup();
-            let group = host.group(&unique).unwrap();
-            every_collective(&host, &group, &format!("{n} ranks, group {unique:?}"));
-        }
-        let reversed: Vec<usize> = (0..n).rev().collect();
-        every_collective(&host, &host.group(&reversed).unwrap(), &format!("{n} ranks, reversed"));
-        // Strided: every other rank from 1.
-        let strided = host.group_strided(1, 2, (n - 1) / 2).unwrap();
-        every_collective(&host, &strided, &format!("{n} ranks, strided {:?}", strided.members()));
-        // A split by colour (rank % 2) with keys reversing the order: each group alone, and the
-        // whole split at once where its groups have one size.
-        let split = host.split(|r| Some(((r % 2) as u32, -(r as i64)))).unwrap();
-        for group in split.groups() {
-            every_collective(&host, group, &format!("{n} ranks, split group {:?}", group.members()));
-        }
-        if n % 2 == 0 {
-            every_collective(&host, &split, &format!("{n} ranks, split by parity"));
-        }
-        // Mesh axes (rows, then columns).
-        let dims: &[usize] = match n {
-            4 => &[2, 2],
-            6 => &[2, 3],
-            _ => &[7, 1],
-        };
-        let mesh = host.mesh(dims).unwrap();
-        for axis in 0..dims.len() {
-            every_collective(&host, mesh.axis(axis).unwrap(), &format!("{n} ranks, mesh {dims:?} axis {axis}"));
-        }
+        every_kind_of_group(&world.host().unwrap());
     }
 }
 
@@ -202,4 +69,115 @@ fn rows_then_columns_equal_the_world() {
         }
     }
     let _: Option<&Groups> = mesh.axis(2);
+}
+
+/// Kernels for the independence test, written against the device ABI and compiled here.
+fn hold_and_release() -> (std::sync::Arc<pld::DeviceBinary>, std::path::PathBuf) {
+    const SOURCE: &str = r#"
+/* args: [cells offset]: waits until this rank's cell is 1, then clears it. */
+int32_t hold(pld_ctx *c, const void *args) {
+    const uint64_t off = ((const uint64_t *)args)[0] + 4 * (uint64_t)c->rank;
+    PLD_TRY(pld_wait(c, off, 1, PLD_WAIT_GE));
+    return pld_notify(c, c->rank, off, 0, PLD_NOTIFY_SET);
+}
+
+/* args: [cells offset, peer]: sets the peer's cell to 1. */
+int32_t release(pld_ctx *c, const void *args) {
+    const uint64_t *a = (const uint64_t *)args;
+    return pld_notify(c, (int32_t)a[1], a[0] + 4 * a[1], 1, PLD_NOTIFY_SET);
+}
+"#;
+    let dir = std::env::temp_dir().join(format!("pld-group-kernels-{}", std::process::id()));
+    let source = pld_backend::DeviceSource::new(SOURCE.into());
+    let artifact = pld_backend::DeviceCompiler::new().opt_level(1).compile(&source, &dir, "hold").unwrap();
+    // SAFETY: built just above by pld-backend.
+    let binary = unsafe { pld::DeviceBinary::open(&artifact.path, Some(source.hash())) }.unwrap();
+    (std::sync::Arc::new(binary), dir)
+}
+
+/// A call over {0, 1, 2} completes while rank 3 is held in a kernel of its own: disjoint work
+/// never waits on each other (rank 0 releases rank 3 only after its group's result is read).
+#[test]
+fn a_group_call_completes_while_a_rank_outside_is_held_in_a_kernel() {
+    let (binary, dir) = hold_and_release();
+    let hold = pld::Kernel::new(&binary, "hold").unwrap();
+    let release = pld::Kernel::new(&binary, "release").unwrap();
+    let world = World::builder(4).timeout(std::time::Duration::from_secs(20)).local().unwrap();
+    let results = world
+        .spmd(|host| {
+            let r = host.rank().expect("a rank");
+            let group = host.group(&[0, 1, 2])?;
+            let cells = host.window::<i32>("cells", [4])?;
+            let data = host.window::<f32>("data", [64])?;
+            if r == 3 {
+                // SAFETY: `hold` takes [cells offset]; the window is live until the sync.
+                unsafe { host.launch(&hold, 3, &[cells.offset() as u64]) }?;
+                host.sync()?;
+                return Ok(None);
+            }
+            host.write(&data, r, &[r as f32 + 1.0; 64])?;
+            host.all_reduce(&data, AllReduce::mesh().group(&group))?;
+            let out = host.read(&data, r)?; // done while rank 3 still waits
+            if r == 0 {
+                // SAFETY: `release` takes [cells offset, peer].
+                unsafe { host.launch(&release, 0, &[cells.offset() as u64, 3]) }?;
+            }
+            host.sync()?;
+            Ok(Some(out))
+        })
+        .unwrap();
+    for (r, result) in results.into_iter().enumerate() {
+        match result.unwrap() {
+            Some(out) => assert_eq!(out, vec![6.0; 64], "rank {r}"),
+            None => assert_eq!(r, 3),
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Members that disagree within a group: an error on every member naming the group and the
+/// world ranks of both sides.
+#[test]
+fn a_mismatch_within_a_group_names_the_group_and_both_sides() {
+    let world = World::builder(4).timeout(std::time::Duration::from_secs(20)).local().unwrap();
+    let results = world
+        .spmd(|host| {
+            let group = host.group(&[1, 2, 3])?;
+            let data = host.window::<f32>("data", [256])?;
+            let r = host.rank().expect("a rank");
+            if r != 0 {
+                let op = if r == 3 { pld::ReduceOp::Max } else { pld::ReduceOp::Sum };
+                host.all_reduce(&data, AllReduce::mesh().op(op).group(&group))?;
+            }
+            host.sync()
+        })
+        .unwrap();
+    for r in 1..4 {
+        let err = results[r].as_ref().unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("over group [1, 2, 3]"), "rank {r}: {message}");
+        assert!(message.contains("op = max") && message.contains("op = sum"), "rank {r}: {message}");
+    }
+}
+
+/// A member that never calls: the others time out naming the group and that member's world rank.
+#[test]
+fn a_hang_within_a_group_names_the_group_and_the_member_missing() {
+    let world = World::builder(4).timeout(std::time::Duration::from_millis(400)).local().unwrap();
+    let results = world
+        .spmd(|host| {
+            let group = host.group(&[0, 2, 3])?;
+            let data = host.window::<f32>("data", [2000])?;
+            if host.rank() != Some(2) && host.rank() != Some(1) {
+                host.all_reduce(&data, AllReduce::mesh().group(&group))?;
+            }
+            host.sync()
+        })
+        .unwrap();
+    for r in [0, 3] {
+        let err = results[r].as_ref().unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, pld::Error::Timeout { missing, .. } if missing.contains(&2)), "rank {r}: {message}");
+        assert!(message.contains("over group [0, 2, 3]"), "rank {r}: {message}");
+    }
 }

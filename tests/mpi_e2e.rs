@@ -18,6 +18,7 @@ fn main() {
         Ok("alloc_fail") => Some(allocation_fails_on_one_rank()),
         Ok("pace") => Some(pace()),
         Ok("soak") => Some(soak()),
+        Ok("groups") => Some(groups()),
         _ => None,
     };
     if let Some(code) = mode {
@@ -131,4 +132,23 @@ fn soak() -> i32 {
         host.finish().expect("every call succeeded");
     });
     0
+}
+
+/// The group suite on this process's rank: every collective over every kind of group, each
+/// group made by every process alike (agreed like an allocation).
+fn groups() -> i32 {
+    let world = World::builder(0).window_bytes(256 << 20).mpi().expect("an MPI world");
+    let host = world.host().expect("its host");
+    common::groups::every_kind_of_group(&host);
+    host.finish().expect("every call succeeded");
+    println!(
+        "groups: rank {} of {}: every collective over every kind of group, 0 wrong",
+        host_rank(&world),
+        world.nranks()
+    );
+    0
+}
+
+fn host_rank(world: &World) -> usize {
+    world.rank().unwrap_or(0)
 }

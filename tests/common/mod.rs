@@ -23,6 +23,7 @@ macro_rules! with_dtype {
 }
 
 pub mod checks;
+pub mod groups;
 pub mod soak;
 
 use pld::{Element, Host, ReduceOp, Window, bf16, f16};

@@ -59,9 +59,11 @@ impl RankState {
                 // A builtin's wait names its row: the cells of the row still short of the
                 // expected value, by index in the signal (for a credit signal the index is the
                 // peer), this rank's own cell excepted.
+                // Cells are indexed by member: the report names world ranks.
                 let cell = (diag.cell_off as usize - start) / 4;
+                let member = comm.member(rank).unwrap_or(rank);
                 let missing = if diag.row_len == 0 {
-                    Box::new([cell]) as Box<[usize]>
+                    Box::new([world_rank(comm, cell)]) as Box<[usize]>
                 } else {
                     (0..if row_fits { row_len } else { 0 })
                         .map(|i| diag.row_off + 4 * i)
@@ -77,7 +79,8 @@ impl RankState {
                             }
                         })
                         .map(|cell| (cell as usize - start) / 4)
-                        .filter(|&index| index != rank)
+                        .filter(|&index| index != member)
+                        .map(|index| world_rank(comm, index))
                         .collect()
                 };
                 Error::Timeout {

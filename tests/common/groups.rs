@@ -1,0 +1,146 @@
+//! The group suite, shared by `tests/groups.rs` (local threads) and `tests/mpi_e2e.rs`
+//! (`PLD_E2E_MODE=groups`, a rank per process): every collective over every kind of group,
+//! three rounds back to back, exact patterns in group terms, non-members' windows unchanged.
+
+use pld::{AllReduce, AllReduceMode, Broadcast, Group, GroupSet, Host, Opts, ReduceScatter, Window};
+
+/// What a non-member's window holds throughout.
+const UNTOUCHED: f32 = 777.0;
+
+/// Element `k` of group rank `i`'s input in round `round` (small integers: exact in f32).
+fn value(i: usize, k: usize, round: usize) -> f32 {
+    ((i + 1) * 100 + k % 97 + round * 7) as f32
+}
+
+/// The groups of `set` a world rank is in, with its group rank.
+fn place(groups: &[Group], rank: usize) -> Option<(&Group, usize)> {
+    groups.iter().find_map(|g| g.rank_of(rank).map(|i| (g, i)))
+}
+
+/// Writes each member its group-rank pattern (`len` elements) and each non-member `UNTOUCHED`.
+fn stage(host: &Host<'_>, w: &Window<'_, f32>, groups: &[Group], round: usize, pattern: impl Fn(usize) -> Vec<f32>) {
+    for r in host.ranks() {
+        let data = match place(groups, r) {
+            Some((_, i)) => pattern(i),
+            None => vec![UNTOUCHED; w.len()],
+        };
+        let _ = round;
+        host.write(w, r, &data).unwrap();
+    }
+}
+
+/// Checks every member against `expected(group, group rank)` and every non-member untouched.
+fn check(
+    host: &Host<'_>,
+    w: &Window<'_, f32>,
+    groups: &[Group],
+    what: &str,
+    expected: impl Fn(&Group, usize) -> Vec<f32>,
+) {
+    for r in host.ranks() {
+        let found = host.read(w, r).unwrap();
+        match place(groups, r) {
+            Some((g, i)) => assert_eq!(found, expected(g, i), "{what}: world rank {r} (rank {i} of {:?})", g.members()),
+            None => assert!(found.iter().all(|&v| v == UNTOUCHED), "{what}: world rank {r} is in no group but changed"),
+        }
+    }
+}
+
+/// Every collective over `set` (groups of one size), three rounds.
+pub fn every_collective(host: &Host<'_>, set: &impl GroupSet, what: &str) {
+    let groups = set.group_list();
+    let g = groups[0].size();
+    for round in 0..3 {
+        for (count, mode) in [
+            (4, AllReduceMode::Mesh),
+            (3000, AllReduceMode::Mesh),
+            (40_000, AllReduceMode::Mesh),
+            (33, AllReduceMode::Ring),
+        ] {
+            let w = host.window::<f32>("data", [count]).unwrap();
+            stage(host, &w, groups, round, |i| (0..count).map(|k| value(i, k, round)).collect());
+            host.all_reduce(&w, AllReduce::mesh().mode(mode).group(set)).unwrap();
+            check(host, &w, groups, &format!("{what}: all_reduce {mode:?} x{count}, round {round}"), |grp, _| {
+                (0..count).map(|k| (0..grp.size()).map(|i| value(i, k, round)).sum()).collect()
+            });
+        }
+        let row = 5;
+        let rs = host.window::<f32>("rs", [g, row]).unwrap();
+        stage(host, &rs, groups, round, |i| (0..g * row).map(|k| value(i, k, round)).collect());
+        host.reduce_scatter(&rs, ReduceScatter::new().group(set)).unwrap();
+        check(host, &rs, groups, &format!("{what}: reduce_scatter, round {round}"), |grp, i| {
+            (0..g * row)
+                .map(
+                    |k| {
+                        if k / row == i {
+                            (0..grp.size()).map(|p| value(p, k, round)).sum()
+                        } else {
+                            value(i, k, round)
+                        }
+                    },
+                )
+                .collect()
+        });
+        let bc = host.window::<f32>("bc", [9]).unwrap();
+        stage(host, &bc, groups, round, |i| (0..9).map(|k| value(i, k, round)).collect());
+        host.broadcast(&bc, Broadcast::root(g as i64 - 1).group(set)).unwrap();
+        check(host, &bc, groups, &format!("{what}: broadcast, round {round}"), |_, _| {
+            (0..9).map(|k| value(g - 1, k, round)).collect()
+        });
+        let local = host.window::<f32>("local", [row]).unwrap();
+        let gathered = host.window::<f32>("gathered", [g, row]).unwrap();
+        stage(host, &local, groups, round, |i| (0..row).map(|k| value(i, k, round)).collect());
+        stage(host, &gathered, groups, round, |_| vec![0.0; g * row]);
+        host.all_gather(&local, &gathered, Opts::new().group(set)).unwrap();
+        check(host, &gathered, groups, &format!("{what}: all_gather, round {round}"), |_, _| {
+            (0..g * row).map(|k| value(k / row, k % row, round)).collect()
+        });
+        let input = host.window::<f32>("input", [g, row]).unwrap();
+        let target = host.window::<f32>("target", [g, row]).unwrap();
+        stage(host, &input, groups, round, |i| (0..g * row).map(|k| value(i, k, round)).collect());
+        stage(host, &target, groups, round, |_| vec![0.0; g * row]);
+        host.all_to_all(&input, &target, Opts::new().group(set)).unwrap();
+        // Row p of member i's target is row i of member p's input.
+        check(host, &target, groups, &format!("{what}: all_to_all, round {round}"), |_, i| {
+            (0..g * row).map(|k| value(k / row, i * row + k % row, round)).collect()
+        });
+        host.barrier(Opts::new().group(set)).unwrap();
+    }
+    host.sync().unwrap();
+}
+
+/// Every kind of group on `host`'s world: explicit lists of every size from 1 (non-contiguous),
+/// the reversed world, a strided range, a split by parity (each group, and the whole split when
+/// its groups have one size), and the axes of a mesh.
+pub fn every_kind_of_group(host: &Host<'_>) {
+    let n = host.nranks();
+    for size in 1..=n {
+        let mut members: Vec<usize> = (0..size).map(|i| (i * 3 + 1) % n).collect();
+        members.sort_unstable();
+        members.dedup();
+        let group = host.group(&members).unwrap();
+        every_collective(host, &group, &format!("{n} ranks, group {members:?}"));
+    }
+    let reversed: Vec<usize> = (0..n).rev().collect();
+    every_collective(host, &host.group(&reversed).unwrap(), &format!("{n} ranks, reversed"));
+    if n >= 3 {
+        let strided = host.group_strided(1, 2, (n - 1) / 2).unwrap();
+        every_collective(host, &strided, &format!("{n} ranks, strided {:?}", strided.members()));
+    }
+    let split = host.split(|r| Some(((r % 2) as u32, -(r as i64)))).unwrap();
+    for group in split.groups() {
+        every_collective(host, group, &format!("{n} ranks, split group {:?}", group.members()));
+    }
+    if n % 2 == 0 {
+        every_collective(host, &split, &format!("{n} ranks, split by parity"));
+    }
+    let dims: Vec<usize> = match n {
+        4 => vec![2, 2],
+        6 => vec![2, 3],
+        n => vec![n, 1],
+    };
+    let mesh = host.mesh(&dims).unwrap();
+    for axis in 0..dims.len() {
+        every_collective(host, mesh.axis(axis).unwrap(), &format!("{n} ranks, mesh {dims:?} axis {axis}"));
+    }
+}
