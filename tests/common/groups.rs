@@ -131,7 +131,7 @@ pub fn every_kind_of_group(host: &Host<'_>) {
     for group in split.groups() {
         every_collective(host, group, &format!("{n} ranks, split group {:?}", group.members()));
     }
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         every_collective(host, &split, &format!("{n} ranks, split by parity"));
     }
     let dims: Vec<usize> = match n {
