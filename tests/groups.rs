@@ -152,8 +152,8 @@ fn a_mismatch_within_a_group_names_the_group_and_both_sides() {
             host.sync()
         })
         .unwrap();
-    for r in 1..4 {
-        let err = results[r].as_ref().unwrap_err();
+    for (r, result) in results.iter().enumerate().skip(1) {
+        let err = result.as_ref().unwrap_err();
         let message = err.to_string();
         assert!(message.contains("over group [1, 2, 3]"), "rank {r}: {message}");
         assert!(message.contains("op = max") && message.contains("op = sum"), "rank {r}: {message}");
