@@ -119,10 +119,17 @@ impl GroupSet for Groups {
     }
 }
 
+impl<T: GroupSet + ?Sized> GroupSet for &T {
+    fn group_list(&self) -> &[Group] {
+        (**self).group_list()
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Group {}
     impl Sealed for super::Groups {}
+    impl<T: Sealed + ?Sized> Sealed for &T {}
 }
 
 impl Host<'_> {

@@ -160,7 +160,7 @@ const CONTRACTS: [Contract; 7] = [
     Contract {
         collective: Collective::AllReduce,
         windows: &[Target],
-        keywords: &["op", "mode", "nranks", "signal"],
+        keywords: &["op", "mode", "nranks", "group", "signal"],
         required_keywords: &[],
         reduces: true,
         positional_signal: false,
@@ -169,7 +169,7 @@ const CONTRACTS: [Contract; 7] = [
     Contract {
         collective: Collective::AllGather,
         windows: &[Local, Target],
-        keywords: &["nranks", "signal"],
+        keywords: &["nranks", "group", "signal"],
         required_keywords: &[],
         reduces: false,
         positional_signal: false,
@@ -178,7 +178,7 @@ const CONTRACTS: [Contract; 7] = [
     Contract {
         collective: Collective::ReduceScatter,
         windows: &[Target],
-        keywords: &["op", "nranks", "signal"],
+        keywords: &["op", "nranks", "group", "signal"],
         required_keywords: &[],
         reduces: true,
         positional_signal: false,
@@ -187,7 +187,7 @@ const CONTRACTS: [Contract; 7] = [
     Contract {
         collective: Collective::Broadcast,
         windows: &[Target],
-        keywords: &["root", "nranks", "signal"],
+        keywords: &["root", "nranks", "group", "signal"],
         required_keywords: &["root"],
         reduces: false,
         positional_signal: false,
@@ -196,7 +196,7 @@ const CONTRACTS: [Contract; 7] = [
     Contract {
         collective: Collective::AllToAll,
         windows: &[Input, Target],
-        keywords: &["nranks", "signal"],
+        keywords: &["nranks", "group", "signal"],
         required_keywords: &[],
         reduces: false,
         positional_signal: false,
@@ -205,7 +205,7 @@ const CONTRACTS: [Contract; 7] = [
     Contract {
         collective: Collective::AllToAllV,
         windows: &[Input, Target, SendCounts, RecvCounts],
-        keywords: &["nranks", "signal"],
+        keywords: &["nranks", "group", "signal"],
         required_keywords: &[],
         reduces: false,
         positional_signal: false,
@@ -214,7 +214,7 @@ const CONTRACTS: [Contract; 7] = [
     Contract {
         collective: Collective::Barrier,
         windows: &[],
-        keywords: &[],
+        keywords: &["group"],
         required_keywords: &[],
         reduces: false,
         positional_signal: true,

@@ -38,6 +38,9 @@ pub struct CollectiveCall {
     pub nranks: Option<NRanks>,
     /// `root = ...`, for broadcast.
     pub root: Option<Expr>,
+    /// `group = g`: a `pld::Group` or `pld::Groups` expression, or a literal list of world
+    /// ranks (`group = [0, 2, 5]`, checked here).
+    pub group: Option<Expr>,
     /// `signal = s` (or barrier's positional signal); absent: a hoisted `__auto_*` signal.
     pub signal: Option<Expr>,
 }
@@ -95,6 +98,8 @@ struct CallParser {
     nranks_key: Option<Ident>,
     /// A literal root and its span, checked against a literal `nranks`.
     root_value: Option<(i128, Span)>,
+    /// The size of a literal group (`group = [0, 2, 5]`).
+    group_size: Option<usize>,
 }
 
 impl CallParser {
@@ -107,6 +112,7 @@ impl CallParser {
                 mode: None,
                 nranks: None,
                 root: None,
+                group: None,
                 signal: None,
             },
             contract: collective.contract(),
@@ -115,6 +121,7 @@ impl CallParser {
             seen: Vec::new(),
             nranks_key: None,
             root_value: None,
+            group_size: None,
         }
     }
 
@@ -174,6 +181,10 @@ impl CallParser {
                 self.call.root = Some(value);
             }
             "signal" => self.call.signal = Some(value),
+            "group" => {
+                self.group_size = literal_group(errors, &value);
+                self.call.group = Some(value);
+            }
             other => unreachable!("contract keyword `{other}` has no parser"),
         }
     }
@@ -234,6 +245,20 @@ impl CallParser {
         {
             self.errors.at(span, format!("root {root} is out of range for nranks = {n} (expected 0..{n})"));
         }
+        // A literal group fixes the call's rank count: `nranks` and `root` are in its terms.
+        if let Some(size) = self.group_size {
+            if let (Some(NRanks::Literal(n)), Some(key)) = (&call.nranks, &self.nranks_key)
+                && *n as usize != size
+            {
+                self.errors.spanned(key, format!("nranks = {n}, but the group has {size} ranks"));
+            }
+            if let Some((root, span)) = self.root_value
+                && root >= size as i128
+            {
+                self.errors
+                    .at(span, format!("root {root} is out of range for a group of {size} ranks (expected 0..{size})"));
+            }
+        }
     }
 
     /// The windows of one call must be distinct (the signal included).
@@ -253,6 +278,32 @@ impl CallParser {
             }
         }
     }
+}
+
+/// A literal group (`[0, 2, 5]`): each rank a non-negative integer, none twice; its size.
+/// Anything else is an expression the runtime checks.
+fn literal_group(errors: &mut Errors, value: &Expr) -> Option<usize> {
+    let Expr::Array(array) = value else { return None };
+    let mut seen: Vec<i128> = Vec::new();
+    for element in &array.elems {
+        match integer(element) {
+            Some(Ok((rank, _))) if rank < 0 => {
+                errors.spanned(element, format!("a group lists world ranks, 0 or more; found {rank}"));
+            }
+            Some(Ok((rank, _))) if seen.contains(&rank) => {
+                errors.spanned(element, format!("rank {rank} is listed twice: a group has each rank once"));
+            }
+            Some(Ok((rank, _))) => seen.push(rank),
+            Some(Err(e)) => errors.push(e),
+            None => {
+                errors.spanned(element, "a literal group lists integer world ranks: `group = [0, 2, 5]`");
+            }
+        }
+    }
+    if array.elems.is_empty() {
+        errors.spanned(array, "a group needs at least one rank");
+    }
+    Some(array.elems.len())
 }
 
 fn same_tokens(a: &Expr, b: &Expr) -> bool {
@@ -356,6 +407,10 @@ impl CollectiveCall {
         let call = self;
         let contract = call.collective.contract();
         let mut args: Vec<TokenStream> = call.windows.iter().map(|w| quote!(#w)).collect();
+        // A positional signal comes before the keywords (positional arguments come first).
+        if let (Some(signal), true) = (&call.signal, contract.positional_signal) {
+            args.push(quote!(#signal));
+        }
         if let Some(op) = call.op {
             let op = syn::Ident::new(op.name(), proc_macro2::Span::call_site());
             args.push(quote!(op = #op));
@@ -375,10 +430,12 @@ impl CollectiveCall {
         if let Some(root) = &call.root {
             args.push(quote!(root = #root));
         }
+        if let Some(group) = &call.group {
+            args.push(quote!(group = #group));
+        }
         match &call.signal {
-            Some(signal) if contract.positional_signal => args.push(quote!(#signal)),
-            Some(signal) => args.push(quote!(signal = #signal)),
-            None => {}
+            Some(signal) if !contract.positional_signal => args.push(quote!(signal = #signal)),
+            _ => {}
         }
         quote!(#(#args),*)
     }

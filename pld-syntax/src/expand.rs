@@ -170,7 +170,12 @@ fn expand_host_fn(host: &HostFn, kernels: &Kernels) -> TokenStream {
         quote!(let #binding = #h.signal(#label)?;)
     });
     let mut body = body.clone();
-    Expand { returns_rewritten: true, kernels }.visit_block_mut(&mut body);
+    let literal_groups = std::cell::Cell::new(0);
+    Expand { returns_rewritten: true, kernels, literal_groups: &literal_groups }.visit_block_mut(&mut body);
+    let group_cells = (0..literal_groups.get()).map(|i| {
+        let cell = format_ident!("__pld_group_{i}");
+        quote!(let #cell = ::core::cell::OnceCell::new();)
+    });
     let comma = if inputs.is_empty() { quote!() } else { quote!(,) };
     let (host_t, result) = (paths::host(), paths::result(ret));
     quote! {
@@ -178,6 +183,7 @@ fn expand_host_fn(host: &HostFn, kernels: &Kernels) -> TokenStream {
         #[allow(clippy::unit_arg, unreachable_code, clippy::needless_return)]
         #vis fn #name #generics (#h: &#host_t #comma #inputs) -> #result #where_clause {
             #(#hoisted)*
+            #(#group_cells)*
             // Host-code builtins, as closures so they also resolve inside other macros' tokens.
             #[allow(unused_variables)]
             let ranks = || #h.ranks();
@@ -256,6 +262,9 @@ struct Expand<'a> {
     returns_rewritten: bool,
     /// The program's kernels, for `launch!`.
     kernels: &'a Kernels,
+    /// Literal groups (`group = [0, 2, 5]`) so far: each call site's group is made once, at
+    /// its first call, in a cell declared at the start of the function.
+    literal_groups: &'a std::cell::Cell<usize>,
 }
 
 impl VisitMut for Expand<'_> {
@@ -341,8 +350,14 @@ impl Expand<'_> {
         let (h, dsl) = (host_ident(), paths::at(mac.path.span(), paths::dsl()));
         let result = match kind {
             DslMacro::Collective(c) => parse_call(c, mac.tokens.clone(), close_span(mac)).map(|mut call| {
-                call.windows.iter_mut().chain(&mut call.root).chain(&mut call.signal).for_each(|e| self.inner(e));
-                expand_call(&call, mac.path.span())
+                call.windows
+                    .iter_mut()
+                    .chain(&mut call.root)
+                    .chain(&mut call.group)
+                    .chain(&mut call.signal)
+                    .for_each(|e| self.inner(e));
+                let group = call.group.as_ref().map(|g| self.group_option(g));
+                expand_call(&call, mac.path.span(), group)
             }),
             DslMacro::StageIn => stage_args(mac).map(|[mut w, mut r, mut data]| {
                 [&mut w, &mut r, &mut data].into_iter().for_each(|e| self.inner(e));
@@ -368,9 +383,31 @@ impl Expand<'_> {
         })
     }
 
+    /// `.group(..)` of a call: a literal list is made a group once per call site, at its first
+    /// call (making a group is collective over the world, and allocates its areas).
+    fn group_option(&self, group: &Expr) -> TokenStream {
+        let h = host_ident();
+        if let Expr::Array(ranks) = group {
+            let i = self.literal_groups.get();
+            self.literal_groups.set(i + 1);
+            let cell = format_ident!("__pld_group_{i}");
+            quote_spanned! {group.span()=>
+                .group({
+                    if #cell.get().is_none() {
+                        let _ = #cell.set(#h.group(&#ranks)?);
+                    }
+                    #cell.get().expect("made just above")
+                })
+            }
+        } else {
+            quote_spanned!(group.span()=> .group(&(#group)))
+        }
+    }
+
     /// Expands host-code forms (`world_size()`, nested DSL macros) inside a macro's arguments.
     fn inner(&self, expr: &mut Expr) {
-        Expand { returns_rewritten: false, kernels: self.kernels }.visit_expr_mut(expr);
+        Expand { returns_rewritten: false, kernels: self.kernels, literal_groups: self.literal_groups }
+            .visit_expr_mut(expr);
     }
 
     /// `launch!(k(args..), device = r)`: the typed launcher, arguments adapted per parameter.
@@ -408,7 +445,7 @@ fn variant(name: &str) -> Ident {
 
 /// The runtime call of a canonical collective call site. The call carries the span of the
 /// macro's name, so the runtime's `#[track_caller]` reports the macro's own line and column.
-pub(crate) fn expand_call(call: &CollectiveCall, site: Span) -> TokenStream {
+pub(crate) fn expand_call(call: &CollectiveCall, site: Span, group: Option<TokenStream>) -> TokenStream {
     let (h, dsl) = (host_ident(), paths::dsl());
     let windows: Vec<TokenStream> = call.windows.iter().map(window).collect();
     let mut options = TokenStream::new();
@@ -426,6 +463,7 @@ pub(crate) fn expand_call(call: &CollectiveCall, site: Span) -> TokenStream {
             },
         });
     }
+    options.extend(group);
     if let Some(signal) = &call.signal {
         let dsl = paths::at(signal.span(), dsl.clone());
         options.extend(quote_spanned!(signal.span()=> .signal(#dsl::signal(&#signal))));
