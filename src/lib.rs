@@ -90,6 +90,8 @@ mod guide {
     mod model {}
     #[doc = include_str!("../docs/guide/collectives.md")]
     mod collectives {}
+    #[doc = include_str!("../docs/guide/groups.md")]
+    mod groups {}
     #[doc = include_str!("../docs/guide/primitives.md")]
     mod primitives {}
     #[doc = include_str!("../docs/guide/running.md")]
@@ -100,6 +102,8 @@ mod guide {
     mod zh_model {}
     #[doc = include_str!("../docs/guide/zh/collectives.md")]
     mod zh_collectives {}
+    #[doc = include_str!("../docs/guide/zh/groups.md")]
+    mod zh_groups {}
     #[doc = include_str!("../docs/guide/zh/primitives.md")]
     mod zh_primitives {}
     #[doc = include_str!("../docs/guide/zh/running.md")]

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-const PAGES: [&str; 5] = ["model", "collectives", "primitives", "running", "debugging"];
+const PAGES: [&str; 6] = ["model", "collectives", "groups", "primitives", "running", "debugging"];
 
 fn guide() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide")

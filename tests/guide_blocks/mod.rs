@@ -237,6 +237,44 @@ pub fn collectives_7() -> pld::Result<()> {
     Ok::<(), pld::Error>(())
 }
 
+/// docs/guide/groups.md, `rust` block 1.
+pub fn groups_1() -> pld::Result<()> {
+    #[pld::program]
+    mod mesh_demo {
+        #[pld::host]
+        pub fn rows_then_columns(rows: &pld::Groups, columns: &pld::Groups) -> Vec<(Vec<f32>, Vec<f32>)> {
+            let by_mesh = window!(f32, [64]);
+            let by_world = window!(f32, [64]);
+            for r in ranks() {
+                let data: Vec<f32> = (0..64).map(|k| (r * 64 + k) as f32).collect();
+                stage_in!(by_mesh, r, data);
+                stage_in!(by_world, r, data);
+            }
+            all_reduce!(by_mesh, group = rows);    // {0, 1} and {2, 3} at once
+            all_reduce!(by_mesh, group = columns); // then {0, 2} and {1, 3}
+            all_reduce!(by_world);
+            let mut sums = Vec::new();
+            for r in ranks() {
+                let (mut a, mut b) = (vec![0.0; 64], vec![0.0; 64]);
+                stage_out!(by_mesh, r, a);
+                stage_out!(by_world, r, b);
+                sums.push((a, b));
+            }
+            sums
+        }
+    }
+
+    let world = pld::World::from_env()?; // 4 ranks: threads, or `mpirun -np 4`
+    let mesh = world.host()?.mesh(&[2, 2])?; // rank r at (r / 2, r % 2)
+    let (rows, columns) = (mesh.axis(1).unwrap(), mesh.axis(0).unwrap());
+    assert_eq!(rows.groups()[1].members(), &[2, 3]);
+    assert_eq!(columns.groups()[1].members(), &[1, 3]);
+    for (by_mesh, by_world) in mesh_demo::load(&world)?.rows_then_columns(rows, columns)? {
+        assert_eq!(by_mesh, by_world); // integers: the same bits in any order
+    }
+    Ok::<(), pld::Error>(())
+}
+
 /// docs/guide/running.md, `rust` block 1.
 pub fn running_1() -> pld::Result<()> {
     let world = pld::World::builder(4).timeout(std::time::Duration::from_secs(5)).local()?;
@@ -306,6 +344,7 @@ pub const BLOCKS: &[(&str, Block)] = &[
     ("collectives_5", collectives_5),
     ("collectives_6", collectives_6),
     ("collectives_7", collectives_7),
+    ("groups_1", groups_1),
     ("running_1", running_1),
     ("running_2", running_2),
     ("debugging_1", debugging_1),
