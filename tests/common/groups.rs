@@ -104,6 +104,45 @@ pub fn every_collective(host: &Host<'_>, set: &impl GroupSet, what: &str) {
         check(host, &target, groups, &format!("{what}: all_to_all, round {round}"), |_, i| {
             (0..g * row).map(|k| value(k / row, i * row + k % row, round)).collect()
         });
+        // all_to_all_v: member i sends member d `(i + d + round) % 3` rows of up to 2, 3 wide.
+        let (max_rows, width) = (2, 3);
+        let count = |from: usize, to: usize| (from + to + round) % 3;
+        let input = host.window::<f32>("v_input", [g * max_rows, width]).unwrap();
+        let target = host.window::<f32>("v_target", [g * max_rows, width]).unwrap();
+        let send = host.window::<i32>("send", [g]).unwrap();
+        let recv = host.window::<i32>("recv", [g]).unwrap();
+        let elems = g * max_rows * width;
+        stage(host, &input, groups, round, |i| (0..elems).map(|k| value(i, k, round)).collect());
+        stage(host, &target, groups, round, |_| vec![0.0; elems]);
+        for r in host.ranks() {
+            let counts: Vec<i32> = match place(groups, r) {
+                Some((_, i)) => (0..g).map(|d| count(i, d).min(max_rows) as i32).collect(),
+                None => vec![UNTOUCHED as i32; g],
+            };
+            host.write(&send, r, &counts).unwrap();
+            host.write(&recv, r, &vec![if place(groups, r).is_some() { -1 } else { UNTOUCHED as i32 }; g]).unwrap();
+        }
+        host.all_to_all_v(&input, &target, &send, &recv, Opts::new().group(set)).unwrap();
+        check(host, &target, groups, &format!("{what}: all_to_all_v, round {round}"), |_, i| {
+            (0..elems)
+                .map(|k| {
+                    let (p, row) = (k / (max_rows * width), k / width % max_rows);
+                    let sent = count(p, i).min(max_rows);
+                    // Row `row` of block p came from row `row` of p's block for i, if sent.
+                    if row < sent { value(p, (i * max_rows + row) * width + k % width, round) } else { 0.0 }
+                })
+                .collect()
+        });
+        for r in host.ranks() {
+            let found = host.read(&recv, r).unwrap();
+            match place(groups, r) {
+                Some((_, i)) => {
+                    let expected: Vec<i32> = (0..g).map(|p| count(p, i).min(max_rows) as i32).collect();
+                    assert_eq!(found, expected, "{what}: recv_counts of world rank {r}, round {round}");
+                }
+                None => assert!(found.iter().all(|&c| c == UNTOUCHED as i32), "{what}: rank {r}'s counts changed"),
+            }
+        }
         host.barrier(Opts::new().group(set)).unwrap();
     }
     host.sync().unwrap();
