@@ -87,6 +87,10 @@ struct Args {
     /// a ratio).
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    /// Run every call over a group of the first K ranks of the `-n` world (the others idle),
+    /// in group terms: `--group-of 2 -n 4 --baseline world` compares it with a 2-rank world.
+    #[arg(long = "group-of")]
+    group_of: Option<usize>,
     /// Write the table as CSV.
     #[arg(long)]
     csv: Option<PathBuf>,
@@ -183,6 +187,14 @@ fn main() -> Result<()> {
             bail!("-b {} is above -e {}", args.min_bytes, args.max_bytes);
         }
     }
+    if let Some(k) = args.group_of
+        && (k == 0 || k > args.nranks)
+    {
+        bail!("--group-of {k} needs 1 to {} ranks (the world's -n)", args.nranks);
+    }
+    if args.baseline.as_deref() == Some("world") && args.group_of.is_none() {
+        bail!("--baseline world compares a group with a world of its size: give --group-of K");
+    }
     let under_mpi = pld::World::launched_by_mpi();
     if under_mpi && args.baseline.is_some() {
         bail!("--baseline runs pld's own launcher next to the baseline; run it without mpirun");
@@ -206,6 +218,7 @@ fn main() -> Result<()> {
         },
         stream: args.baseline.is_none(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        group_of: args.group_of,
     };
     // Under mpirun each process measures its own rank of the job; rank 0 reports for it.
     let measured = measure::sweep(&config, &sizes)?;
@@ -234,7 +247,22 @@ fn main() -> Result<()> {
                 .collect();
             (best, Some(Baseline { column: "unchecked", name: "pld unchecked", rows }))
         }
-        Some(other) => bail!("unknown baseline `{other}` (`mpi` or `unchecked`)"),
+        Some("world") => {
+            // The same calls on a world as large as the group, alternating with the group's.
+            let k = config.call_ranks();
+            let alone = measure::Config { nranks: k, group_of: None, ..config };
+            let (mut best, mut best_alone) = (measured.rows, measure::sweep(&alone, &sizes)?.rows);
+            for _ in 1..args.repeat.max(1) {
+                keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);
+                keep_best(&mut best_alone, measure::sweep(&alone, &sizes)?.rows);
+            }
+            let rows = best_alone
+                .iter()
+                .map(|r| BaselineRow { bytes: r.bytes, time_us: r.time_us, busbw: r.busbw, wrong: r.wrong as u64 })
+                .collect();
+            (best, Some(Baseline { column: "world", name: "a world of the group's size", rows }))
+        }
+        Some(other) => bail!("unknown baseline `{other}` (`mpi`, `unchecked` or `world`)"),
     };
     if rows.iter().any(|r| r.wrong > 0) {
         bail!("wrong results on rank {} (see #wrong)", measured.rank);

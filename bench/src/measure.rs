@@ -30,6 +30,15 @@ pub struct Config {
     pub stream: bool,
     /// CPUs of the machine, for the header (counted before any rank thread is pinned).
     pub cpus: usize,
+    /// Run every call over the group of the first `k` ranks (the others idle), in group terms.
+    pub group_of: Option<usize>,
+}
+
+impl Config {
+    /// The ranks a call runs on: the group's, or the world's.
+    pub fn call_ranks(&self) -> usize {
+        self.group_of.unwrap_or(self.nranks)
+    }
 }
 
 /// One size's result.
@@ -106,8 +115,18 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> 
 
 /// The sweep on `host`'s ranks (`max`: the largest element count of any size).
 fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max: usize) -> pld::Result<Vec<Row>> {
-    let n = host.nranks();
     let elem = config.dtype.size();
+    // Under `--group-of k`, every call runs over the group of ranks 0..k; shapes in its terms.
+    let group = config.group_of.map(|k| host.group(&(0..k).collect::<Vec<_>>())).transpose()?;
+    let n = group.as_ref().map_or(host.nranks(), pld::Group::size);
+    macro_rules! grouped {
+        ($opts:expr) => {
+            match &group {
+                Some(g) => $opts.group(g),
+                None => $opts,
+            }
+        };
+    }
     // Windows at the largest size, allocated (and faulted in) once; each size views a prefix.
     let a = host.alloc("a", n * max * elem)?;
     let b = host.alloc("b", n * max * elem)?;
@@ -139,16 +158,16 @@ fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max
             }
         }
         let call = || -> pld::Result<()> {
-            let opts = Opts::new().signal(&signal);
+            let opts = grouped!(Opts::new().signal(&signal));
             match config.coll {
                 Collective::AllReduce => {
-                    host.all_reduce(&wa, AllReduce::mesh().mode(config.mode).op(config.op).signal(&signal))
+                    host.all_reduce(&wa, grouped!(AllReduce::mesh().mode(config.mode).op(config.op).signal(&signal)))
                 }
                 Collective::AllGather => host.all_gather(&wa, &wb, opts),
                 Collective::ReduceScatter => {
-                    host.reduce_scatter(&wa, ReduceScatter::new().op(config.op).signal(&signal))
+                    host.reduce_scatter(&wa, grouped!(ReduceScatter::new().op(config.op).signal(&signal)))
                 }
-                Collective::Broadcast => host.broadcast(&wa, Broadcast::root(0).signal(&signal)),
+                Collective::Broadcast => host.broadcast(&wa, grouped!(Broadcast::root(0).signal(&signal))),
                 Collective::AllToAll => host.all_to_all(&wa, &wb, opts),
                 Collective::AllToAllV => host.all_to_all_v(&wa, &wb, &send, &recv, opts),
                 Collective::Barrier => host.barrier(opts),
@@ -263,7 +282,9 @@ fn check<T: BenchElem>(
     count: usize,
     call: &dyn Fn() -> pld::Result<()>,
 ) -> pld::Result<usize> {
-    let n = config.nranks;
+    // Patterns by group rank (`r % n`: the group is ranks 0..n); ranks outside are not checked.
+    let n = config.call_ranks();
+    let ranks = || host.ranks().filter(move |&r| r < n);
     let (op, k) = (config.op, 7);
     let mut wrong = 0;
     let count_wrong = |found: &[T], expected: &[T]| found.iter().zip(expected).filter(|(f, e)| f != e).count();
@@ -273,7 +294,7 @@ fn check<T: BenchElem>(
             host.sync()?;
         }
         Collective::AllReduce | Collective::Broadcast => {
-            for r in host.ranks() {
+            for r in ranks() {
                 host.write(a, r, &inputs::<T>(op, r, k, count))?;
             }
             call()?;
@@ -282,37 +303,37 @@ fn check<T: BenchElem>(
             } else {
                 inputs::<T>(op, 0, k, count)
             };
-            for r in host.ranks() {
+            for r in ranks() {
                 wrong += count_wrong(&host.read(a, r)?, &expected);
             }
         }
         Collective::ReduceScatter => {
-            for r in host.ranks() {
+            for r in ranks() {
                 host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
             }
             call()?;
             let expected = reduced::<T>(op, n, k, n * count);
-            for r in host.ranks() {
+            for r in ranks() {
                 let found = host.read(a, r)?;
                 wrong += count_wrong(&found[r * count..(r + 1) * count], &expected[r * count..(r + 1) * count]);
             }
         }
         Collective::AllGather => {
-            for r in host.ranks() {
+            for r in ranks() {
                 host.write(a, r, &inputs::<T>(op, r, k, count))?;
             }
             call()?;
             let expected: Vec<T> = (0..n).flat_map(|p| inputs::<T>(op, p, k, count)).collect();
-            for r in host.ranks() {
+            for r in ranks() {
                 wrong += count_wrong(&host.read(b, r)?, &expected);
             }
         }
         Collective::AllToAll | Collective::AllToAllV => {
-            for r in host.ranks() {
+            for r in ranks() {
                 host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
             }
             call()?;
-            for r in host.ranks() {
+            for r in ranks() {
                 let expected: Vec<T> = (0..n)
                     .flat_map(|p| inputs::<T>(op, p, k, n * count)[r * count..(r + 1) * count].to_vec())
                     .collect();

@@ -48,6 +48,9 @@ pub fn header(config: &Config, baseline: Option<&Baseline>) -> String {
     if config.coll == pld::Collective::AllReduce {
         let _ = write!(applies, "  mode={}", config.mode.name());
     }
+    if let Some(k) = config.group_of {
+        let _ = write!(applies, "  group=ranks 0..{k}");
+    }
     let mut out = format!(
         "# pld-bench {}  nranks={}  dtype={}{applies}  launcher={}  hosts={}  ({} cpus)\n",
         config.coll.name(),
