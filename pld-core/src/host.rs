@@ -116,13 +116,11 @@ impl<'w> Host<'w> {
         }
     }
 
-    /// Keeps `groups`' communicators alive until this host's work is done.
-    pub(crate) fn keep_comms(&self, groups: &[crate::group::Group]) {
+    /// Keeps a group's communicator alive until this host's work is done.
+    pub(crate) fn keep_comm(&self, comm: &Arc<Comm>) {
         let mut kept = self.comms.borrow_mut();
-        for group in groups {
-            if !kept.iter().any(|c| Arc::ptr_eq(c, &group.comm)) {
-                kept.push(Arc::clone(&group.comm));
-            }
+        if !kept.iter().any(|c| Arc::ptr_eq(c, comm)) {
+            kept.push(Arc::clone(comm));
         }
     }
 

@@ -140,7 +140,7 @@ impl Host<'_> {
         // A group's areas are the same in every group of a partition; a rank in none is left out.
         let comms: &[Group] = plan.groups.unwrap_or(&[]);
         if let Some(first) = comms.first() {
-            self.keep_comms(comms);
+            comms.iter().for_each(|g| self.keep_comm(&g.comm));
             (args.board_off, args.ll_off) = (first.comm.board_off as u64, first.comm.ll.offset as u64);
             args.ll_stride = first.comm.ll.stride() as u64;
         } else {
