@@ -147,6 +147,7 @@ impl WorldBuilder {
             timeout,
             window_bytes,
             two_shot_bytes: two_shot_bytes.unwrap_or(default_two_shot),
+            two_shot_override: two_shot_bytes,
             ll_bytes,
             inline: match self.inline {
                 Some(inline) => inline,
@@ -158,12 +159,26 @@ impl WorldBuilder {
     }
 }
 
+impl Settings {
+    /// The size from which a mesh all_reduce over `nranks` ranks (the world's, or a group's)
+    /// runs two-shot: the setting if one was given, else the measured default for that count.
+    pub(crate) fn two_shot_bytes_for(&self, nranks: usize) -> usize {
+        self.two_shot_override.unwrap_or(if nranks <= 2 {
+            DEFAULT_TWO_SHOT_BYTES_2_RANKS
+        } else {
+            DEFAULT_TWO_SHOT_BYTES
+        })
+    }
+}
+
 /// A world's settings, resolved and validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Settings {
     pub(crate) timeout: Duration,
     pub(crate) window_bytes: usize,
     pub(crate) two_shot_bytes: usize,
+    /// `PLD_TWO_SHOT_BYTES` or the builder's value, if given: then every call uses it.
+    pub(crate) two_shot_override: Option<usize>,
     pub(crate) ll_bytes: usize,
     pub(crate) inline: bool,
     pub(crate) pin: bool,

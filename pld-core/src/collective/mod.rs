@@ -219,7 +219,7 @@ impl Host<'_> {
         let plan = self.plan(Collective::AllReduce, call, Location::caller(), opts.common, &operands)?;
         // Mesh mode picks one-shot or two-shot by size (same reduction order, same bits).
         let (kind, scratch) = match opts.mode {
-            AllReduceMode::Mesh if target.bytes() >= self.world().two_shot_bytes() => {
+            AllReduceMode::Mesh if target.bytes() >= self.world().shared().settings.two_shot_bytes_for(plan.size) => {
                 (KernelKind::AllReduceTwoShot, 3 * TILE_BYTES)
             }
             AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + 2 * TILE_BYTES),
