@@ -11,21 +11,8 @@
 mod common;
 
 use common::checks::*;
+use common::soak::{open_fds, rss_kib};
 use pld::{AllReduceMode, DType, ReduceOp, World};
-
-fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0)
-}
-
-/// Resident memory of the process, in KiB.
-fn rss_kib() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
 
 /// One random collective call on `host`, checked.
 fn random_call(host: &pld::Host<'_>, values: &mut Values) -> &'static str {

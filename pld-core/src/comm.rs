@@ -66,14 +66,13 @@ impl Comm {
         areas: Vec<Arc<Allocation>>,
     ) -> Comm {
         let identity = members.iter().enumerate().all(|(i, &r)| i == r);
-        let mapped = (!identity).then(|| {
+        let mut mapped = (!identity).then(|| {
             Box::new(MappedOps {
                 world: parts.ops,
                 members: members.iter().map(|&r| r as i32).collect(),
                 table: Ops { data: std::ptr::null_mut(), sleep, wake, put, get, accumulate },
             })
         });
-        let mut mapped = mapped;
         let ops = match &mut mapped {
             Some(m) => {
                 m.table.data = std::ptr::from_mut::<MappedOps>(m).cast();

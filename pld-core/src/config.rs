@@ -106,9 +106,8 @@ impl WorldBuilder {
     }
 
     /// Every setting resolved and validated: the builder's, else the environment's, else the
-    /// default (`default_window_bytes`: the launcher's). `nranks` is the world's (the job's
-    /// under MPI).
-    pub(crate) fn settings(&self, nranks: usize, default_window_bytes: usize) -> Result<Settings> {
+    /// default (`default_window_bytes`: the launcher's).
+    pub(crate) fn settings(&self, default_window_bytes: usize) -> Result<Settings> {
         let timeout = match self.timeout {
             Some(t) if t.is_zero() => return Err(invalid("WorldBuilder::timeout", "0 s", TIME_FORM)),
             Some(t) => t,
@@ -126,7 +125,6 @@ impl WorldBuilder {
                 None => default_window_bytes,
             },
         };
-        let default_two_shot = if nranks <= 2 { DEFAULT_TWO_SHOT_BYTES_2_RANKS } else { DEFAULT_TWO_SHOT_BYTES };
         let two_shot_bytes = self
             .two_shot_bytes
             .map_or_else(|| env_parsed("PLD_TWO_SHOT_BYTES", SIZE_FORM, parse_size), |b| Ok(Some(b)))?;
@@ -146,7 +144,6 @@ impl WorldBuilder {
         Ok(Settings {
             timeout,
             window_bytes,
-            two_shot_bytes: two_shot_bytes.unwrap_or(default_two_shot),
             two_shot_override: two_shot_bytes,
             ll_bytes,
             inline: match self.inline {
@@ -176,7 +173,6 @@ impl Settings {
 pub(crate) struct Settings {
     pub(crate) timeout: Duration,
     pub(crate) window_bytes: usize,
-    pub(crate) two_shot_bytes: usize,
     /// `PLD_TWO_SHOT_BYTES` or the builder's value, if given: then every call uses it.
     pub(crate) two_shot_override: Option<usize>,
     pub(crate) ll_bytes: usize,

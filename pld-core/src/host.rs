@@ -17,7 +17,7 @@ use crate::comm::Comm;
 use crate::device::Kernel;
 use crate::error::{Error, Result};
 use crate::memory::{Allocation, Buffer, Shape, Window};
-use crate::rank::{Job, KernelCall, RankState, Task};
+use crate::rank::{Job, KernelCall, KernelOf, RankState, Task};
 use crate::section::Section;
 use crate::transport::AllocationClaim;
 use crate::world::World;
@@ -304,9 +304,8 @@ impl<'w> Host<'w> {
             None,
             Submission::Work(Box::new(move |state| {
                 let _alive = (&copies, &windows);
-                state
-                    .run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default(), None)
-                    .map_err(|error| kernel.explain(error))
+                let of = KernelOf::User(kernel.source());
+                state.run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default(), of)
             })),
         );
         if blocking { self.sync() } else { Ok(()) }

@@ -21,7 +21,6 @@ pub(crate) struct Shared {
     pub(crate) world: Arc<Comm>,
     pub(crate) settings: Settings,
     pub(crate) tuning: Tuning,
-    pub(crate) areas: RuntimeAreas,
     /// Each rank's counters and call sites.
     pub(crate) ranks: Box<[RankProgress]>,
     idle: Idle,
@@ -48,16 +47,6 @@ pub(crate) struct Tuning {
     pub(crate) pin_cpus: Vec<usize>,
 }
 
-/// The runtime's own allocations in every window: the world's call board and LL area.
-pub(crate) struct RuntimeAreas {
-    /// Offset of the call board (two fingerprint slots per rank).
-    pub(crate) board_off: usize,
-    /// The LL message area.
-    pub(crate) ll: LlArea,
-    /// Heap bytes the board and the LL area take (not windows of the user's).
-    pub(crate) bytes: usize,
-}
-
 /// Hosts asleep until queues drain: a worker wakes `cond` only when there is one.
 #[derive(Default)]
 struct Idle {
@@ -81,22 +70,16 @@ struct Failure {
 }
 
 impl Shared {
-    pub(crate) fn new(fabric: Fabric, settings: Settings, tuning: Tuning, areas: RuntimeAreas) -> Shared {
+    /// `board_off` and `ll`: the world's call board and LL area, allocated in every window.
+    pub(crate) fn new(fabric: Fabric, settings: Settings, tuning: Tuning, board_off: usize, ll: LlArea) -> Shared {
         let nranks = fabric.nranks;
-        let world = Arc::new(Comm::new(
-            (0..nranks).collect(),
-            &fabric.comm_parts(),
-            areas.board_off,
-            LlArea { offset: areas.ll.offset, layout: areas.ll.layout },
-            Vec::new(),
-        ));
+        let world = Arc::new(Comm::new((0..nranks).collect(), &fabric.comm_parts(), board_off, ll, Vec::new()));
         Shared {
             nranks,
             world,
             fabric,
             settings,
             tuning,
-            areas,
             ranks: (0..nranks).map(|_| RankProgress::default()).collect(),
             idle: Idle::default(),
             comms: Mutex::new(Vec::new()),

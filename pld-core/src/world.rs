@@ -17,7 +17,7 @@ use crate::device::builtins;
 use crate::error::{Error, Result};
 use crate::memory::{LlArea, SymmetricHeap};
 use crate::rank::{RankState, Task};
-use crate::shared::{RuntimeAreas, Shared, Tuning};
+use crate::shared::{Shared, Tuning};
 use crate::transport::{Fabric, local};
 
 impl WorldBuilder {
@@ -26,7 +26,7 @@ impl WorldBuilder {
         if self.nranks == 0 {
             return Err(Error::NoRanks { requested: 0 });
         }
-        let settings = self.settings(self.nranks, crate::config::DEFAULT_WINDOW_BYTES)?;
+        let settings = self.settings(crate::config::DEFAULT_WINDOW_BYTES)?;
         builtins()?; // load and check the device binary before any rank starts
         let heap = SymmetricHeap::new(self.nranks, settings.window_bytes)?;
         start(local::fabric(self.nranks, heap), settings)
@@ -77,7 +77,6 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
         None => LlArea::default(),
     };
     fabric.heap.mark_reserved();
-    let areas = RuntimeAreas { board_off, ll, bytes: fabric.heap.live_bytes() };
     // Threads of one process's ranks are pinned one per core when each can have its own
     // (under mpirun the launcher binds processes already).
     let allowed = allowed_cpus();
@@ -88,7 +87,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     // (Under MPI every rank of this node counts, whichever process runs it.)
     let (spin_limit, yield_limit) = if fabric.node_ranks > node_cpus() { (64, 16) } else { (20_000, 64) };
     let local = fabric.local.clone();
-    let shared = Arc::new(Shared::new(fabric, settings, Tuning { spin_limit, yield_limit, pin_cpus }, areas));
+    let shared = Arc::new(Shared::new(fabric, settings, Tuning { spin_limit, yield_limit, pin_cpus }, board_off, ll));
     let mut queues: Vec<Option<Sender<Task>>> = (0..nranks).map(|_| None).collect();
     let mut workers = Vec::with_capacity(local.len());
     for rank in local {
@@ -202,7 +201,7 @@ impl World {
 
     /// Size from which a mesh all_reduce runs two-shot.
     pub fn two_shot_bytes(&self) -> usize {
-        self.shared.settings.two_shot_bytes
+        self.shared.settings.two_shot_bytes_for(self.shared.nranks)
     }
 
     /// Size of each rank's symmetric heap.
@@ -214,7 +213,7 @@ impl World {
     /// where the slots had to shrink to fit the inbox at this rank count; 0 when this world
     /// sends none (the setting is 0, the transport cannot address peers, or no slot fits).
     pub fn ll_bytes(&self) -> usize {
-        match self.shared.areas.ll.layout {
+        match self.shared.world.ll.layout {
             Some(layout) => self.shared.settings.ll_bytes.min(layout.payload() as usize),
             None => 0,
         }
@@ -222,7 +221,7 @@ impl World {
 
     /// Bytes of the symmetric heap currently allocated (per rank) by windows and signals.
     pub fn live_window_bytes(&self) -> usize {
-        self.shared.heap().live_bytes() - self.shared.areas.bytes
+        self.shared.heap().live_bytes() - self.shared.heap().reserved_bytes()
     }
 
     /// The largest window one more allocation may take (per rank): the largest free block.

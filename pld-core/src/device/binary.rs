@@ -175,8 +175,11 @@ pub struct Kernel {
     function: KernelFn,
     name: Arc<str>,
     /// The source file and parameter names of a `#[pld::kernel]`, for its diagnoses.
-    source: Option<(&'static str, &'static [&'static str])>,
+    source: Option<KernelSource>,
 }
+
+/// A `#[pld::kernel]`'s source file and parameter names, for its diagnoses.
+pub(crate) type KernelSource = (&'static str, &'static [&'static str]);
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -197,21 +200,9 @@ impl Kernel {
         self
     }
 
-    /// An error of this kernel in the user's terms: an out-of-bounds access names the file and
-    /// the parameter, not a line number and a parameter index.
-    pub(crate) fn explain(&self, error: Error) -> Error {
-        match (error, self.source) {
-            (Error::OutOfBounds { rank, call, at, buffer, offset, len, limit }, Some((file, params))) => {
-                let at = at.strip_prefix("line ").map_or(at.clone(), |line| format!("{file}:{line}"));
-                let buffer = buffer
-                    .strip_prefix("parameter ")
-                    .and_then(|i| i.parse::<usize>().ok())
-                    .and_then(|i| params.get(i))
-                    .map_or(buffer.clone(), |name| (*name).to_owned());
-                Error::OutOfBounds { rank, call, at, buffer, offset, len, limit }
-            }
-            (error, _) => error,
-        }
+    /// The source file and parameter names a `#[pld::kernel]` was given, if any.
+    pub(crate) fn source(&self) -> Option<KernelSource> {
+        self.source
     }
 
     /// The kernel's symbol.

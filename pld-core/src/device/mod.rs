@@ -5,6 +5,6 @@ pub(crate) mod abi;
 mod binary;
 pub(crate) mod services;
 
-pub(crate) use binary::builtins;
 pub use binary::{DeviceBinary, Kernel};
+pub(crate) use binary::{KernelSource, builtins};
 pub(crate) use services::LOCAL_OPS;

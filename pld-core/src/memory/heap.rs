@@ -106,6 +106,11 @@ impl SymmetricHeap {
         self.reserved.store(self.live_bytes(), Ordering::Relaxed);
     }
 
+    /// Bytes pld holds for the world's life (see [`SymmetricHeap::mark_reserved`]).
+    pub(crate) fn reserved_bytes(&self) -> usize {
+        self.reserved.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn capacity(&self) -> usize {
         self.capacity
     }
@@ -125,7 +130,7 @@ impl SymmetricHeap {
             requested: bytes,
             available: book.free.values().copied().max().unwrap_or(0),
             capacity: self.capacity,
-            reserved: self.reserved.load(Ordering::Relaxed),
+            reserved: self.reserved_bytes(),
         };
         // `capacity` is a multiple of ALIGN, so a request no larger rounds up without overflow.
         if bytes > self.capacity {

@@ -8,6 +8,7 @@ use pld_model::{DeviceStatus, WaitCmp};
 use super::RankState;
 use crate::call::Label;
 use crate::comm::Comm;
+use crate::device::KernelSource;
 use crate::device::abi::{Diag, FingerprintWords};
 use crate::error::Error;
 use crate::fingerprint::describe_words;
@@ -23,6 +24,7 @@ impl RankState {
         call: &Label,
         own_call: FingerprintWords,
         comm: &Comm,
+        source: Option<KernelSource>,
     ) -> Error {
         let rank = self.rank;
         let call = call.describe();
@@ -111,16 +113,24 @@ impl RankState {
                 value: diag.value,
                 capacity: diag.limit,
             },
-            // A user kernel's bounds check names its source line (lines start at 1).
-            Some(DeviceStatus::OutOfBounds) if diag.expected > 0 => Error::OutOfBounds {
-                rank,
-                call,
-                at: format!("line {}", diag.expected),
-                buffer: if diag.index >= 0 { format!("parameter {}", diag.index) } else { "a tile".into() },
-                offset: diag.value,
-                len: diag.cell_off as i64,
-                limit: diag.limit,
-            },
+            // A user kernel's bounds check names its source line (lines start at 1), in its
+            // file and with its parameter's name when the launcher gave them.
+            Some(DeviceStatus::OutOfBounds) if diag.expected > 0 => {
+                let (line, index) = (diag.expected, usize::try_from(diag.index).ok());
+                Error::OutOfBounds {
+                    rank,
+                    call,
+                    at: source.map_or_else(|| format!("line {line}"), |(file, _)| format!("{file}:{line}")),
+                    buffer: match (index, source) {
+                        (None, _) => "a tile".into(),
+                        (Some(i), Some((_, params))) if i < params.len() => params[i].to_owned(),
+                        (Some(i), _) => format!("parameter {i}"),
+                    },
+                    offset: diag.value,
+                    len: diag.cell_off as i64,
+                    limit: diag.limit,
+                }
+            }
             Some(other) => Error::KernelFailed { rank, call, reason: describe(other) },
             None => Error::KernelFailed { rank, call, reason: format!("unknown status {status}") },
         }

@@ -9,6 +9,7 @@ use pld_model::{ABI_VERSION, DeviceStatus, TILE_BYTES};
 
 use crate::call::{Label, SignalCells};
 use crate::comm::Comm;
+use crate::device::KernelSource;
 use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn};
 use crate::error::{Error, Result};
 use crate::shared::Shared;
@@ -18,6 +19,13 @@ mod task;
 mod worker;
 
 pub(crate) use task::{CommCall, Job, KernelCall, Task, Work};
+
+/// What a kernel run is: a collective in its communicator, or a user kernel (in the world),
+/// with its source file and parameter names when it has them.
+pub(crate) enum KernelOf<'a> {
+    Collective(&'a Comm),
+    User(Option<KernelSource>),
+}
 
 /// The device worker of one rank.
 pub(crate) struct RankState {
@@ -46,9 +54,14 @@ impl RankState {
             Job::Work(_) => None,
         };
         self.run_with(&call, seq, signal, comm, shared, |state| match job {
-            Job::Kernel(KernelCall { kernel, args, scratch_bytes, comm }) => {
-                state.run_kernel(kernel, (&raw const args).cast(), scratch_bytes, &call, args.call, Some(comm.comm()))
-            }
+            Job::Kernel(KernelCall { kernel, args, scratch_bytes, comm }) => state.run_kernel(
+                kernel,
+                (&raw const args).cast(),
+                scratch_bytes,
+                &call,
+                args.call,
+                KernelOf::Collective(comm.comm()),
+            ),
             Job::Work(work) => work(state),
         });
     }
@@ -71,7 +84,7 @@ impl RankState {
                 *scratch_bytes,
                 call,
                 args.call,
-                Some(comm.comm()),
+                KernelOf::Collective(comm.comm()),
             )
         });
     }
@@ -147,7 +160,7 @@ impl RankState {
         scratch_bytes: usize,
         call: &Label,
         own_call: FingerprintWords,
-        comm: Option<&Comm>,
+        of: KernelOf<'_>,
     ) -> Result<()> {
         let scratch_bytes = scratch_bytes.max(TILE_BYTES);
         let words = scratch_bytes.div_ceil(8);
@@ -155,7 +168,10 @@ impl RankState {
             self.scratch.resize(words, 0);
         }
         let shared = &*self.shared;
-        let comm = comm.unwrap_or(&shared.world);
+        let comm = match of {
+            KernelOf::Collective(comm) => comm,
+            KernelOf::User(_) => &shared.world,
+        };
         let mut diag = Diag::default();
         let member = comm.member(self.rank).expect("a rank runs only its communicators' calls");
         let mut ctx = Ctx {
@@ -182,6 +198,10 @@ impl RankState {
         if status == DeviceStatus::Ok as i32 {
             return Ok(());
         }
-        Err(self.failure(status, &diag, call, own_call, comm))
+        let source = match of {
+            KernelOf::User(source) => source,
+            KernelOf::Collective(_) => None,
+        };
+        Err(self.failure(status, &diag, call, own_call, comm, source))
     }
 }

@@ -206,7 +206,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
 /// process whose own settings are invalid still takes part (so no peer waits for it) and
 /// reports its own error; the others name it.
 fn agree_on_settings(rank: usize, nranks: usize, builder: &WorldBuilder) -> Result<(Settings, bool)> {
-    let mine = builder.settings(nranks, DEFAULT_WINDOW_BYTES).and_then(|s| Ok((s, env_mpi_rma()?)));
+    let mine = builder.settings(DEFAULT_WINDOW_BYTES).and_then(|s| Ok((s, env_mpi_rma()?)));
     // The deadline of this first agreement: the process's own, or the default if it has none.
     let timeout = mine.as_ref().map_or(Duration::from_millis(crate::config::DEFAULT_TIMEOUT_MS), |(s, _)| s.timeout);
     // Per rank: whether its settings are valid, then each shared value.
