@@ -91,6 +91,10 @@ struct Args {
     /// in group terms: `--group-of 2 -n 4 --baseline world` compares it with a 2-rank world.
     #[arg(long = "group-of")]
     group_of: Option<usize>,
+    /// With `--group-of K`: split the whole world into groups of K consecutive ranks, every
+    /// call running in all of them at once (groups that share the machine's cores).
+    #[arg(long, requires = "group_of")]
+    split: bool,
     /// Write the table as CSV.
     #[arg(long)]
     csv: Option<PathBuf>,
@@ -192,6 +196,12 @@ fn main() -> Result<()> {
     {
         bail!("--group-of {k} needs 1 to {} ranks (the world's -n)", args.nranks);
     }
+    if let Some(k) = args.group_of
+        && args.split
+        && args.nranks % k != 0
+    {
+        bail!("--split needs -n {} to be a multiple of --group-of {k}", args.nranks);
+    }
     if args.baseline.as_deref() == Some("world") && args.group_of.is_none() {
         bail!("--baseline world compares a group with a world of its size: give --group-of K");
     }
@@ -219,6 +229,7 @@ fn main() -> Result<()> {
         stream: args.baseline.is_none(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         group_of: args.group_of,
+        split: args.split,
     };
     // Under mpirun each process measures its own rank of the job; rank 0 reports for it.
     let measured = measure::sweep(&config, &sizes)?;
@@ -250,7 +261,7 @@ fn main() -> Result<()> {
         Some("world") => {
             // The same calls on a world as large as the group, alternating with the group's.
             let k = config.call_ranks();
-            let alone = measure::Config { nranks: k, group_of: None, ..config };
+            let alone = measure::Config { nranks: k, group_of: None, split: false, ..config };
             let (mut best, mut best_alone) = (measured.rows, measure::sweep(&alone, &sizes)?.rows);
             for _ in 1..args.repeat.max(1) {
                 keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);

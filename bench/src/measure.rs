@@ -32,6 +32,9 @@ pub struct Config {
     pub cpus: usize,
     /// Run every call over the group of the first `k` ranks (the others idle), in group terms.
     pub group_of: Option<usize>,
+    /// With `group_of`: split the whole world into groups of `k` consecutive ranks, every call
+    /// running in all of them at once (`-n` a multiple of `k`).
+    pub split: bool,
 }
 
 impl Config {
@@ -116,9 +119,14 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> 
 /// The sweep on `host`'s ranks (`max`: the largest element count of any size).
 fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max: usize) -> pld::Result<Vec<Row>> {
     let elem = config.dtype.size();
-    // Under `--group-of k`, every call runs over the group of ranks 0..k; shapes in its terms.
-    let group = config.group_of.map(|k| host.group(&(0..k).collect::<Vec<_>>())).transpose()?;
-    let n = group.as_ref().map_or(host.nranks(), pld::Group::size);
+    // Under `--group-of k`, every call runs over the group of ranks 0..k (or, with `--split`, in
+    // every group of k consecutive ranks at once); shapes in group terms.
+    let group = match config.group_of {
+        Some(k) if config.split => Some(host.split(|r| Some(((r / k) as u32, r as i64)))?),
+        Some(k) => Some(host.split(|r| (r < k).then_some((0, r as i64)))?),
+        None => None,
+    };
+    let n = config.call_ranks();
     macro_rules! grouped {
         ($opts:expr) => {
             match &group {
@@ -176,7 +184,7 @@ fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max
         let warm_up = if rows.is_empty() { FIRST_WARM_UP } else { WARM_UP };
         // A host whose rank is outside the group takes part in the timing's agreements only:
         // its calls would be no-ops, and looping over them would take a core from the group.
-        let member = group.as_ref().is_none_or(|g| host.ranks().any(|r| g.rank_of(r).is_some()));
+        let member = group.as_ref().is_none_or(|g| host.ranks().any(|r| g.group_of(r).is_some()));
         let time = time_per_call(host, &call, config.seconds, warm_up, member)?;
         let wrong = check::<T>(config, host, &wa, &wb, count, &call)?;
         let time_us = time.as_secs_f64() * 1e6;
@@ -289,9 +297,11 @@ fn check<T: BenchElem>(
     count: usize,
     call: &dyn Fn() -> pld::Result<()>,
 ) -> pld::Result<usize> {
-    // Patterns by group rank (`r % n`: the group is ranks 0..n); ranks outside are not checked.
+    // Patterns by group rank (the groups are consecutive: rank r is `r % n` in its group);
+    // ranks outside every group are not checked.
     let n = config.call_ranks();
-    let ranks = || host.ranks().filter(move |&r| r < n);
+    let split = config.split;
+    let ranks = || host.ranks().filter(move |&r| split || r < n);
     let (op, k) = (config.op, 7);
     let mut wrong = 0;
     let count_wrong = |found: &[T], expected: &[T]| found.iter().zip(expected).filter(|(f, e)| f != e).count();
@@ -302,7 +312,7 @@ fn check<T: BenchElem>(
         }
         Collective::AllReduce | Collective::Broadcast => {
             for r in ranks() {
-                host.write(a, r, &inputs::<T>(op, r, k, count))?;
+                host.write(a, r, &inputs::<T>(op, r % n, k, count))?;
             }
             call()?;
             let expected = if config.coll == Collective::AllReduce {
@@ -316,18 +326,21 @@ fn check<T: BenchElem>(
         }
         Collective::ReduceScatter => {
             for r in ranks() {
-                host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
+                host.write(a, r, &inputs::<T>(op, r % n, k, n * count))?;
             }
             call()?;
             let expected = reduced::<T>(op, n, k, n * count);
             for r in ranks() {
                 let found = host.read(a, r)?;
-                wrong += count_wrong(&found[r * count..(r + 1) * count], &expected[r * count..(r + 1) * count]);
+                wrong += count_wrong(
+                    &found[(r % n) * count..(r % n + 1) * count],
+                    &expected[(r % n) * count..(r % n + 1) * count],
+                );
             }
         }
         Collective::AllGather => {
             for r in ranks() {
-                host.write(a, r, &inputs::<T>(op, r, k, count))?;
+                host.write(a, r, &inputs::<T>(op, r % n, k, count))?;
             }
             call()?;
             let expected: Vec<T> = (0..n).flat_map(|p| inputs::<T>(op, p, k, count)).collect();
@@ -337,12 +350,12 @@ fn check<T: BenchElem>(
         }
         Collective::AllToAll | Collective::AllToAllV => {
             for r in ranks() {
-                host.write(a, r, &inputs::<T>(op, r, k, n * count))?;
+                host.write(a, r, &inputs::<T>(op, r % n, k, n * count))?;
             }
             call()?;
             for r in ranks() {
                 let expected: Vec<T> = (0..n)
-                    .flat_map(|p| inputs::<T>(op, p, k, n * count)[r * count..(r + 1) * count].to_vec())
+                    .flat_map(|p| inputs::<T>(op, p, k, n * count)[(r % n) * count..(r % n + 1) * count].to_vec())
                     .collect();
                 wrong += count_wrong(&host.read(b, r)?, &expected);
             }

@@ -48,8 +48,14 @@ pub fn header(config: &Config, baseline: Option<&Baseline>) -> String {
     if config.coll == pld::Collective::AllReduce {
         let _ = write!(applies, "  mode={}", config.mode.name());
     }
-    if let Some(k) = config.group_of {
-        let _ = write!(applies, "  group=ranks 0..{k}");
+    match config.group_of {
+        Some(k) if config.split => {
+            let _ = write!(applies, "  groups={} of {k} at once", config.nranks / k);
+        }
+        Some(k) => {
+            let _ = write!(applies, "  group=ranks 0..{k}");
+        }
+        None => {}
     }
     let mut out = format!(
         "# pld-bench {}  nranks={}  dtype={}{applies}  launcher={}  hosts={}  ({} cpus)\n",

@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 6
+#define PLD_ABI_VERSION 7
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -97,13 +97,17 @@ typedef struct pld_ctx {
     int32_t nranks;
     int32_t spin_limit;          /* polls before yielding (small when ranks outnumber cores) */
     int32_t yield_limit;         /* sched_yield rounds before sleeping on the futex */
-    int32_t _pad;
+    int32_t max_running;         /* with `running`: the cores the ranks of this node share */
     uint8_t *const *peer_bases;  /* [nranks] window bases; NULL: reach that peer through ops (the
                                   * own rank's too when only the transport may update its window) */
     uint8_t *local_base;         /* the own window, read directly; never NULL */
     uint64_t window_bytes;       /* size of every rank's window */
     int32_t *const *sleepers;    /* [nranks] each rank's count of waiters asleep (shared cells) */
     const int32_t *abort_flag;   /* non-zero: another rank failed, stop waiting */
+    int32_t *running;            /* ranks of this node inside a kernel and awake, or NULL: a long
+                                  * spin phase ends early once they outnumber max_running (another
+                                  * group started and needs the cores); a wait that sleeps on the
+                                  * futex leaves the count while it sleeps */
     uint64_t timeout_ns;         /* the deadline of every wait, from the moment it first leaves its
                                   * spin and yield phases (a wait that never does never reads the
                                   * clock: that read was a tenth of a small collective) */
@@ -243,6 +247,8 @@ static inline int pld_backoff_spinning(const pld_ctx *c, const pld_backoff *b) {
 static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t *cell, int32_t observed) {
     if (b->spins < c->spin_limit) {
         ++b->spins;
+        if ((b->spins & 255) == 0 && c->running && __atomic_load_n(c->running, __ATOMIC_RELAXED) > c->max_running)
+            b->spins = c->spin_limit;
         pld_cpu_relax();
         return PLD_OK;
     }
@@ -266,7 +272,11 @@ static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t
     /* Dekker pairing with the notifier: both sides are sequentially consistent, so either the
      * notifier sees this rank asleep or this rank sees the new value. */
     __atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(cell, __ATOMIC_SEQ_CST) == observed) c->ops->sleep(c->ops->data, cell, observed, slice);
+    if (__atomic_load_n(cell, __ATOMIC_SEQ_CST) == observed) {
+        if (c->running) __atomic_fetch_sub(c->running, 1, __ATOMIC_RELAXED);
+        c->ops->sleep(c->ops->data, cell, observed, slice);
+        if (c->running) __atomic_fetch_add(c->running, 1, __ATOMIC_RELAXED);
+    }
     __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
     return PLD_OK;
 }

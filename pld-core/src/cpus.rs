@@ -29,7 +29,23 @@ pub(crate) fn pin_thread(rank: usize, cpus: &[usize]) {
     if cpus.is_empty() {
         return;
     }
-    let mut set = rustix::thread::CpuSet::new();
-    set.set(cpus[rank % cpus.len()]);
-    let _ = rustix::thread::sched_setaffinity(None, &set);
+    pin_thread_to(cpus[rank % cpus.len()]);
+}
+
+thread_local! {
+    /// The CPU the calling thread was last pinned to here.
+    static PINNED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Pins the calling thread to `cpu`, with a system call only when it is pinned elsewhere (or
+/// not at all) now. Best effort.
+pub(crate) fn pin_thread_to(cpu: usize) {
+    PINNED.with(|pinned| {
+        if pinned.get() != Some(cpu) {
+            let mut set = rustix::thread::CpuSet::new();
+            set.set(cpu);
+            let _ = rustix::thread::sched_setaffinity(None, &set);
+            pinned.set(Some(cpu));
+        }
+    });
 }

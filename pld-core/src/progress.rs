@@ -3,7 +3,7 @@
 //! cache line of its own (one thread writes it, others read it now and then).
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::call::Label;
 
@@ -20,6 +20,9 @@ pub(crate) struct RankProgress {
     /// Tasks queued, counted by the rank's host, and tasks finished, counted by its worker.
     pub(crate) queued: Padded<AtomicU64>,
     pub(crate) finished: Padded<AtomicU64>,
+    /// Tasks queued and not finished (both sides count it: its 0 -> 1 and 1 -> 0 steps count
+    /// the rank in and out of [`Shared::busy`](crate::shared::Shared)).
+    pub(crate) outstanding: Padded<AtomicU32>,
     /// The number of the last collective call the rank is past (finished or gave up).
     pub(crate) past: Padded<AtomicU64>,
     /// The last call the rank completed without error (a call past `past` but not here failed

@@ -29,6 +29,11 @@ pub(crate) struct Shared {
     comms: Mutex<Vec<std::sync::Weak<Comm>>>,
     /// Whether a host scope is open on the world.
     pub(crate) host_active: AtomicBool,
+    /// This process's ranks with work now (a task queued or running, or a host's call running
+    /// inline) and not asleep in a wait: read at every kernel's start and by long spins (see
+    /// [`Tuning`]). A heuristic: the steps of its parts may interleave, so it can be off by
+    /// one for a moment.
+    pub(crate) busy: AtomicI32,
 }
 
 // SAFETY: the fabric's pointers (control cells, the transport's services) point into memory
@@ -40,11 +45,46 @@ unsafe impl Sync for Shared {}
 
 /// How the ranks of this process wait, measured against the machine.
 pub(crate) struct Tuning {
-    /// Polls before yielding, and yields before sleeping, in every wait.
-    pub(crate) spin_limit: i32,
-    pub(crate) yield_limit: i32,
+    /// The cores this node's ranks share.
+    pub(crate) cores: usize,
+    /// Whether every rank of this node runs in this process, so that `Shared::busy` counts
+    /// all of them: then each call picks its wait from the ranks inside a kernel at that moment
+    /// (a group of 2 in a 4-rank world on 2 cores has the cores to itself while the others
+    /// idle). Otherwise the node's rank count decides once.
+    pub(crate) adaptive: bool,
+    /// Ranks that outnumber the cores at start (the wait when not adaptive).
+    pub(crate) crowded: bool,
     /// The CPUs rank threads are pinned to, by rank; empty: not pinned.
     pub(crate) pin_cpus: Vec<usize>,
+    /// The CPUs a call's threads are pinned to, by member, when the call has the cores to
+    /// itself in a world whose ranks outnumber them (so are not pinned at start); empty: never.
+    /// Two members on one core cost a small call up to 3x, and the scheduler does not know
+    /// which threads talk; a thread is moved only when its call asks for another CPU than it
+    /// has, so a loop over one group pins once.
+    pub(crate) follow_cpus: Vec<usize>,
+}
+
+/// Polls before yielding, and yields before sleeping, in a wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WaitLimits {
+    pub(crate) spins: i32,
+    pub(crate) yields: i32,
+}
+
+impl WaitLimits {
+    /// Ranks that have a core each: spinning a while beats a futex round trip.
+    pub(crate) const ROOMY: WaitLimits = WaitLimits { spins: 20_000, yields: 64 };
+    /// Ranks that outnumber the cores must hand their core over quickly: a pure spin collapses
+    /// by orders of magnitude there.
+    pub(crate) const CROWDED: WaitLimits = WaitLimits { spins: 64, yields: 16 };
+}
+
+impl Tuning {
+    /// The wait of a call while `busy` ranks of this node have work (the caller included).
+    pub(crate) fn limits(&self, busy: i32) -> WaitLimits {
+        let crowded = if self.adaptive { usize::try_from(busy).unwrap_or(0) > self.cores } else { self.crowded };
+        if crowded { WaitLimits::CROWDED } else { WaitLimits::ROOMY }
+    }
 }
 
 /// Hosts asleep until queues drain: a worker wakes `cond` only when there is one.
@@ -85,6 +125,7 @@ impl Shared {
             comms: Mutex::new(Vec::new()),
             failure: Mutex::new(Failure { ranks: vec![None; nranks], ..Failure::default() }),
             host_active: AtomicBool::new(false),
+            busy: AtomicI32::new(0),
         }
     }
 
@@ -94,13 +135,20 @@ impl Shared {
 
     /// Counts a task queued on `rank` (by its host).
     pub(crate) fn queue_task(&self, rank: usize) {
-        self.ranks[rank].queued.0.fetch_add(1, Ordering::Relaxed);
+        let progress = &self.ranks[rank];
+        progress.queued.0.fetch_add(1, Ordering::Relaxed);
+        if progress.outstanding.0.fetch_add(1, Ordering::Relaxed) == 0 {
+            self.busy.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Counts a task of `rank` finished (by its worker) and wakes a host waiting for drained
     /// queues.
     pub(crate) fn finish_task(&self, rank: usize) {
         let progress = &self.ranks[rank];
+        if progress.outstanding.0.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.busy.fetch_sub(1, Ordering::Relaxed);
+        }
         let finished = progress.finished.0.fetch_add(1, Ordering::SeqCst) + 1;
         // Dekker pairing with `wait_drained`: both sides are sequentially consistent, so either
         // the waiter sees this task finished or this worker sees the waiter. Only a drained

@@ -80,14 +80,22 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     // Threads of one process's ranks are pinned one per core when each can have its own
     // (under mpirun the launcher binds processes already).
     let allowed = allowed_cpus();
-    let pin_cpus =
-        if fabric.launcher == "local" && nranks <= allowed.len() && settings.pin { allowed } else { Vec::new() };
-    // Ranks that outnumber cores must hand their core over quickly: a pure spin collapses
-    // by orders of magnitude there. Otherwise spinning a while beats a futex round trip.
-    // (Under MPI every rank of this node counts, whichever process runs it.)
-    let (spin_limit, yield_limit) = if fabric.node_ranks > node_cpus() { (64, 16) } else { (20_000, 64) };
+    let (pin_cpus, follow_cpus) = match fabric.launcher == "local" && settings.pin {
+        true if nranks <= allowed.len() => (allowed, Vec::new()),
+        true => (Vec::new(), allowed),
+        false => (Vec::new(), Vec::new()),
+    };
+    // Under MPI every rank of this node counts, whichever process runs it.
+    let cores = node_cpus();
+    let tuning = Tuning {
+        cores,
+        adaptive: fabric.node_ranks == fabric.local.len(),
+        crowded: fabric.node_ranks > cores,
+        pin_cpus,
+        follow_cpus,
+    };
     let local = fabric.local.clone();
-    let shared = Arc::new(Shared::new(fabric, settings, Tuning { spin_limit, yield_limit, pin_cpus }, board_off, ll));
+    let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll));
     let mut queues: Vec<Option<Sender<Task>>> = (0..nranks).map(|_| None).collect();
     let mut workers = Vec::with_capacity(local.len());
     for rank in local {

@@ -5,7 +5,7 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 6;
+pub const ABI_VERSION: u32 = 7;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
@@ -95,11 +95,13 @@ impl AbiLayout {
         ("pld_ctx", "nranks"),
         ("pld_ctx", "spin_limit"),
         ("pld_ctx", "yield_limit"),
+        ("pld_ctx", "max_running"),
         ("pld_ctx", "peer_bases"),
         ("pld_ctx", "local_base"),
         ("pld_ctx", "window_bytes"),
         ("pld_ctx", "sleepers"),
         ("pld_ctx", "abort_flag"),
+        ("pld_ctx", "running"),
         ("pld_ctx", "timeout_ns"),
         ("pld_ctx", "scratch"),
         ("pld_ctx", "scratch_bytes"),

@@ -9,10 +9,11 @@ use pld_model::{ABI_VERSION, DeviceStatus, TILE_BYTES};
 
 use crate::call::{Label, SignalCells};
 use crate::comm::Comm;
+use crate::cpus::pin_thread_to;
 use crate::device::KernelSource;
 use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn};
 use crate::error::{Error, Result};
-use crate::shared::Shared;
+use crate::shared::{Shared, WaitLimits};
 
 mod diagnosis;
 mod task;
@@ -174,18 +175,25 @@ impl RankState {
         };
         let mut diag = Diag::default();
         let member = comm.member(self.rank).expect("a rank runs only its communicators' calls");
+        // The wait of every call follows the ranks busy now.
+        let limits = shared.tuning.limits(shared.busy.load(Ordering::Relaxed));
+        let follow = &shared.tuning.follow_cpus;
+        if !follow.is_empty() && comm.size() > 1 && limits == WaitLimits::ROOMY {
+            pin_thread_to(follow[member % follow.len()]);
+        }
         let mut ctx = Ctx {
             abi_version: ABI_VERSION,
             rank: member as i32,
             nranks: comm.size() as i32,
-            spin_limit: shared.tuning.spin_limit,
-            yield_limit: shared.tuning.yield_limit,
-            _pad: 0,
+            spin_limit: limits.spins,
+            yield_limit: limits.yields,
+            max_running: i32::try_from(shared.tuning.cores).unwrap_or(i32::MAX),
             peer_bases: comm.peer_bases.as_ptr(),
             local_base: shared.heap().base(self.rank),
             window_bytes: shared.heap().capacity() as u64,
             sleepers: comm.sleepers.as_ptr(),
             abort_flag: shared.fabric.control,
+            running: if shared.tuning.adaptive { shared.busy.as_ptr() } else { std::ptr::null_mut() },
             timeout_ns: u64::try_from(shared.settings.timeout.as_nanos()).unwrap_or(u64::MAX),
             scratch: self.scratch.as_mut_ptr().cast(),
             scratch_bytes: (self.scratch.len() * 8) as u64,

@@ -1,10 +1,12 @@
 //! The worker loop of a rank: the thread that runs its queue.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 
 use super::{RankState, Task};
 use crate::cpus::pin_thread;
+use crate::shared::WaitLimits;
 
 impl RankState {
     /// Runs the rank's queue until the world drops it.
@@ -22,7 +24,9 @@ impl RankState {
     /// The next task: polled for a while first (a pipelined host queues the next call within
     /// microseconds, and a futex wake per task would cost more than the task), then blocking.
     fn next_task(&self, queue: &Receiver<Task>) -> Option<Task> {
-        let polls = if self.shared.tuning.spin_limit > 1000 { 4000 } else { 16 };
+        // This rank counts as busy while it polls (it holds a core).
+        let busy = self.shared.busy.load(Ordering::Relaxed) + 1;
+        let polls = if self.shared.tuning.limits(busy) == WaitLimits::ROOMY { 4000 } else { 16 };
         for i in 0..polls {
             match queue.try_recv() {
                 Ok(task) => return Some(task),
