@@ -1,20 +1,24 @@
 // mpibench.c - pld-bench's MPI baseline: every collective pld has, through the MPI call a user
 // would otherwise make (MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast,
-// MPI_Alltoall, MPI_Alltoallv with the same count to every peer, MPI_Barrier). Float32, sum.
+// MPI_Alltoall, MPI_Alltoallv with the same count to every peer, MPI_Barrier, and the rooted
+// MPI_Reduce, MPI_Gather and MPI_Scatter with root 0). Float32, sum.
 // Per size: warm up, grow a batch to 20 ms to estimate, run target_sec worth, report the mean
 // over ranks; then a fresh exact pattern and a count of wrong elements over all ranks.
-// usage: mpirun -np N ./mpibench <allreduce|allgather|reduce_scatter|bcast|alltoall|alltoallv|barrier>
+// usage: mpirun -np N ./mpibench <allreduce|allgather|reduce_scatter|bcast|alltoall|alltoallv|barrier|
+//                                 reduce|gather|scatter>
 //        [minB] [maxB] [factor] [target_sec]
-// Sizes as pld-bench gives them: all_reduce and broadcast the whole buffer; all_gather,
-// reduce_scatter, all_to_all and all_to_all_v one rank's whole input or output (nranks blocks).
+// Sizes as pld-bench gives them: all_reduce, broadcast and reduce the whole buffer; all_gather,
+// reduce_scatter, all_to_all, all_to_all_v, gather and scatter one rank's whole input or output
+// (nranks blocks; gather's and scatter's at the root).
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int rank, nranks;
-enum { AR, AG, RS, BC, A2A, A2AV, BAR };
-static const char *NAMES[] = {"allreduce", "allgather", "reduce_scatter", "bcast", "alltoall", "alltoallv", "barrier"};
+enum { AR, AG, RS, BC, A2A, A2AV, BAR, RD, GA, SC, LAST = SC };
+static const char *NAMES[] = {"allreduce", "allgather", "reduce_scatter", "bcast", "alltoall",
+                              "alltoallv", "barrier", "reduce", "gather", "scatter"};
 static int *counts, *displs;
 
 // cnt: elements of the buffer (allreduce, bcast) or of one block (the others).
@@ -26,19 +30,23 @@ static void run(int c, float *s, float *r, size_t cnt) {
     case BC: MPI_Bcast(s, (int)cnt, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
     case A2A: MPI_Alltoall(s, (int)cnt, MPI_FLOAT, r, (int)cnt, MPI_FLOAT, MPI_COMM_WORLD); break;
     case A2AV: MPI_Alltoallv(s, counts, displs, MPI_FLOAT, r, counts, displs, MPI_FLOAT, MPI_COMM_WORLD); break;
+    case RD: MPI_Reduce(s, r, (int)cnt, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); break;
+    case GA: MPI_Gather(s, (int)cnt, MPI_FLOAT, r, (int)cnt, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+    case SC: MPI_Scatter(s, (int)cnt, MPI_FLOAT, r, (int)cnt, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
     default: MPI_Barrier(MPI_COMM_WORLD); break;
     }
 }
 
 // Elements of the send and receive buffers.
-static size_t send_len(int c, size_t cnt) { return (c == RS || c == A2A || c == A2AV) ? cnt * nranks : cnt; }
-static size_t recv_len(int c, size_t cnt) { return (c == AG || c == A2A || c == A2AV) ? cnt * nranks : cnt; }
+static size_t send_len(int c, size_t cnt) { return (c == RS || c == A2A || c == A2AV || c == SC) ? cnt * nranks : cnt; }
+static size_t recv_len(int c, size_t cnt) { return (c == AG || c == A2A || c == A2AV || c == GA) ? cnt * nranks : cnt; }
 
 // Exact-integer patterns (every value below 2^24, so any reduction order gives the same sum).
 static void init(int c, float *s, float *r, size_t cnt) {
     for (size_t i = 0; i < send_len(c, cnt); i++) {
-        if (c == AR || c == RS) s[i] = (float)((rank + 1) * ((i % 1024) + 1));
-        else if (c == AG) s[i] = (float)(rank * 4096 + (i % 4096));
+        if (c == AR || c == RS || c == RD) s[i] = (float)((rank + 1) * ((i % 1024) + 1));
+        else if (c == AG || c == GA) s[i] = (float)(rank * 4096 + (i % 4096));
+        else if (c == SC) s[i] = rank == 0 ? (float)((i / cnt) * 4096 + ((i % cnt) % 4096)) : -7.0f;
         else if (c == BC) s[i] = rank == 0 ? (float)(i % 65536) + 0.5f : -7.0f;
         else { size_t d = i / cnt, j = i % cnt; s[i] = (float)(((rank * 16 + d) * 1024) + (j % 1024)); }
     }
@@ -48,10 +56,15 @@ static void init(int c, float *s, float *r, size_t cnt) {
 static long long check(int c, const float *s, const float *r, size_t cnt) {
     long long bad = 0;
     double n = nranks;
-    if (c == AR) {
+    if (c == AR || (c == RD && rank == 0)) {
         for (size_t i = 0; i < cnt; i++)
             if (r[i] != (float)(n * (n + 1) / 2 * ((i % 1024) + 1))) bad++;
-    } else if (c == AG) {
+    } else if (c == RD || (c == GA && rank != 0)) {
+        return 0; // only the root receives
+    } else if (c == SC) {
+        for (size_t j = 0; j < cnt; j++)
+            if (r[j] != (float)(rank * 4096 + (j % 4096))) bad++;
+    } else if (c == AG || c == GA) {
         for (size_t i = 0; i < cnt * nranks; i++)
             if (r[i] != (float)((i / cnt) * 4096 + ((i % cnt) % 4096))) bad++;
     } else if (c == BC) {
@@ -77,7 +90,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const char *cn = argc > 1 ? argv[1] : "allreduce";
     int c = -1;
-    for (int i = 0; i <= BAR; i++)
+    for (int i = 0; i <= LAST; i++)
         if (!strcmp(cn, NAMES[i])) c = i;
     if (c < 0) {
         if (rank == 0) fprintf(stderr, "mpibench: unknown collective `%s`\n", cn);
@@ -104,7 +117,7 @@ int main(int argc, char **argv) {
     for (size_t b = minb; b <= maxb && ns < 63; b *= fac) sizes[ns++] = b;
     if (ns == 0 || sizes[ns - 1] != maxb) sizes[ns++] = maxb;
     for (int k = 0; k < ns; k++) {
-        int blocks = (c == AR || c == BC || c == BAR) ? 1 : nranks;
+        int blocks = (c == AR || c == BC || c == BAR || c == RD) ? 1 : nranks;
         size_t cnt = sizes[k] / 4 / blocks;
         if (!cnt && c != BAR) cnt = 1;
         size_t bytes = cnt * 4 * blocks;
@@ -139,8 +152,11 @@ int main(int argc, char **argv) {
         run(c, s, r, cnt);
         long long bad = check(c, s, r, cnt);
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-        // nccl-tests' bus factors: all_reduce 2(n-1)/n, broadcast 1, the block collectives (n-1)/n.
-        double factor = c == AR ? 2.0 * (nranks - 1) / nranks : c == BC ? 1.0 : c == BAR ? 0.0 : (double)(nranks - 1) / nranks;
+        // nccl-tests' bus factors: all_reduce 2(n-1)/n, broadcast and reduce 1, the block
+        // collectives (n-1)/n.
+        double factor = c == AR ? 2.0 * (nranks - 1) / nranks
+                        : (c == BC || c == RD) ? 1.0
+                        : c == BAR ? 0.0 : (double)(nranks - 1) / nranks;
         double algbw = bytes / tavg / 1e9, busbw = algbw * factor;
         if (rank == 0)
             printf("  %10zu %10zu %6d %10.2f %10.2f %10.2f %9.3f %9.3f %7lld\n", bytes, cnt, iters, tavg * 1e6,

@@ -27,7 +27,7 @@ fn bus_factor(coll: Collective, n: usize) -> f64 {
     let n = n as f64;
     match coll {
         Collective::AllReduce => 2.0 * (n - 1.0) / n,
-        Collective::Broadcast | Collective::Barrier => 1.0,
+        Collective::Broadcast | Collective::Barrier | Collective::Reduce => 1.0,
         _ => (n - 1.0) / n,
     }
 }
@@ -42,7 +42,8 @@ fn parse_collective(name: &str) -> Result<Collective, String> {
 #[derive(Parser, Debug)]
 #[command(name = "pld-bench", about = "nccl-tests-style benchmark of pld collectives, side by side with Open MPI")]
 struct Args {
-    /// The collective (all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier).
+    /// The collective (all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier,
+    /// reduce, gather, scatter).
     #[arg(value_parser = parse_collective)]
     collective: Collective,
     /// Smallest size (bytes; K, M, G suffixes).

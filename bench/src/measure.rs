@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
-use pld::{AllReduce, AllReduceMode, Broadcast, DType, Host, Opts, ReduceOp, ReduceScatter, Window};
+use pld::{AllReduce, AllReduceMode, Broadcast, DType, Host, Opts, Reduce, ReduceOp, ReduceScatter, Rooted, Window};
 
 use crate::pattern::{BenchElem, inputs, reduced};
 use pld::Collective;
@@ -82,11 +82,16 @@ pub fn sweep(config: &Config, sizes: &[usize]) -> Result<Sweep> {
 fn shape(coll: Collective, bytes: usize, n: usize, elem: usize) -> (usize, usize) {
     match coll {
         Collective::Barrier => (0, 0),
-        Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll | Collective::AllToAllV => {
+        Collective::AllGather
+        | Collective::ReduceScatter
+        | Collective::AllToAll
+        | Collective::AllToAllV
+        | Collective::Gather
+        | Collective::Scatter => {
             let chunk = (bytes / elem / n).max(1);
             (chunk, chunk * n * elem)
         }
-        Collective::AllReduce | Collective::Broadcast => {
+        Collective::AllReduce | Collective::Broadcast | Collective::Reduce => {
             let count = (bytes / elem).max(1);
             (count, count * elem)
         }
@@ -155,7 +160,8 @@ fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max
         let (count, bytes) = shape(config.coll, requested, n, elem);
         progress.set_message(format!("{bytes} B"));
         let (wa, wb) = match config.coll {
-            Collective::AllGather => (a.view::<T>([count])?, b.view::<T>([n, count])?),
+            Collective::AllGather | Collective::Gather => (a.view::<T>([count])?, b.view::<T>([n, count])?),
+            Collective::Scatter => (a.view::<T>([n, count])?, b.view::<T>([count])?),
             Collective::AllToAllV => (a.view::<T>([n * count, 1])?, b.view::<T>([n * count, 1])?),
             Collective::ReduceScatter | Collective::AllToAll => (a.view::<T>([n, count])?, b.view::<T>([n, count])?),
             _ => (a.view::<T>([count])?, b.view::<T>([count])?),
@@ -179,6 +185,9 @@ fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max
                 Collective::AllToAll => host.all_to_all(&wa, &wb, opts),
                 Collective::AllToAllV => host.all_to_all_v(&wa, &wb, &send, &recv, opts),
                 Collective::Barrier => host.barrier(opts),
+                Collective::Reduce => host.reduce(&wa, grouped!(Reduce::root(0).op(config.op).signal(&signal))),
+                Collective::Gather => host.gather(&wa, &wb, grouped!(Rooted::root(0).signal(&signal))),
+                Collective::Scatter => host.scatter(&wa, &wb, grouped!(Rooted::root(0).signal(&signal))),
             }
         };
         let warm_up = if rows.is_empty() { FIRST_WARM_UP } else { WARM_UP };
@@ -346,6 +355,40 @@ fn check<T: BenchElem>(
             let expected: Vec<T> = (0..n).flat_map(|p| inputs::<T>(op, p, k, count)).collect();
             for r in ranks() {
                 wrong += count_wrong(&host.read(b, r)?, &expected);
+            }
+        }
+        // The rooted ones: root 0 of each group; the others' windows are checked untouched.
+        Collective::Reduce => {
+            for r in ranks() {
+                host.write(a, r, &inputs::<T>(op, r % n, k, count))?;
+            }
+            call()?;
+            let expected = reduced::<T>(op, n, k, count);
+            for r in ranks() {
+                let expected = if r % n == 0 { expected.clone() } else { inputs::<T>(op, r % n, k, count) };
+                wrong += count_wrong(&host.read(a, r)?, &expected);
+            }
+        }
+        Collective::Gather => {
+            let untouched = inputs::<T>(op, n + 1, k, n * count);
+            for r in ranks() {
+                host.write(a, r, &inputs::<T>(op, r % n, k, count))?;
+                host.write(b, r, &untouched)?;
+            }
+            call()?;
+            let expected: Vec<T> = (0..n).flat_map(|p| inputs::<T>(op, p, k, count)).collect();
+            for r in ranks() {
+                wrong += count_wrong(&host.read(b, r)?, if r % n == 0 { &expected } else { &untouched });
+            }
+        }
+        Collective::Scatter => {
+            let rows: Vec<T> = (0..n).flat_map(|p| inputs::<T>(op, p, k, count)).collect();
+            for r in ranks() {
+                host.write(a, r, &if r % n == 0 { rows.clone() } else { inputs::<T>(op, n + 1, k, n * count) })?;
+            }
+            call()?;
+            for r in ranks() {
+                wrong += count_wrong(&host.read(b, r)?, &inputs::<T>(op, r % n, k, count));
             }
         }
         Collective::AllToAll | Collective::AllToAllV => {

@@ -37,6 +37,9 @@ fn harness_name(coll: Collective) -> &'static str {
         Collective::Barrier => "barrier",
         Collective::ReduceScatter => "reduce_scatter",
         Collective::AllToAllV => "alltoallv",
+        Collective::Reduce => "reduce",
+        Collective::Gather => "gather",
+        Collective::Scatter => "scatter",
     }
 }
 

@@ -19,8 +19,8 @@ fn baseline_for(baseline: Option<&Baseline>, bytes: usize) -> Option<&BaselineRo
 fn placement(config: &Config) -> &'static str {
     use pld::Collective::*;
     match config.coll {
-        AllReduce | ReduceScatter | Broadcast => "in-place",
-        AllGather | AllToAll | AllToAllV => "out-of-place",
+        AllReduce | ReduceScatter | Broadcast | Reduce => "in-place",
+        AllGather | AllToAll | AllToAllV | Gather | Scatter => "out-of-place",
         Barrier => "-",
     }
 }
@@ -29,14 +29,15 @@ fn placement(config: &Config) -> &'static str {
 fn redop(config: &Config) -> String {
     use pld::Collective::*;
     match config.coll {
-        AllReduce | ReduceScatter => config.op.to_string(),
+        AllReduce | ReduceScatter | Reduce => config.op.to_string(),
         _ => "none".into(),
     }
 }
 
 /// nccl-tests' `root` column: the root of a rooted collective, -1 otherwise.
 fn root(config: &Config) -> i64 {
-    if config.coll == pld::Collective::Broadcast { 0 } else { -1 }
+    use pld::Collective::*;
+    if matches!(config.coll, Broadcast | Reduce | Gather | Scatter) { 0 } else { -1 }
 }
 
 /// The table's header: the configuration, the column group and the column names.

@@ -15,6 +15,7 @@ use crate::DeviceSource;
 pub fn builtin_source() -> DeviceSource {
     let mut c = String::from(LL_ROWS);
     c.push_str(COUNT_CHECK);
+    c.push_str(ROOT_COLLECT);
     for op in ReduceOp::ALL {
         for dtype in DType::ALL {
             c.push_str(&reduce_helper(op, dtype));
@@ -143,6 +144,9 @@ pub fn builtin_kernel(variant: KernelVariant) -> String {
         (KernelKind::AllToAll, None) => ALL_TO_ALL.to_owned(),
         (KernelKind::AllToAllV, None) => ALL_TO_ALL_V.to_owned(),
         (KernelKind::Barrier, None) => BARRIER.to_owned(),
+        (KernelKind::Reduce, Some((op, dtype))) => reduce(op, dtype),
+        (KernelKind::Gather, None) => GATHER.to_owned(),
+        (KernelKind::Scatter, None) => SCATTER.to_owned(),
         (kind, reduction) => unreachable!("no kernel for {kind:?} with {reduction:?}"),
     };
     let mut c = String::new();
@@ -421,6 +425,185 @@ fn reduce_scatter(op: ReduceOp, dtype: DType) -> String {
 "#
     )
 }
+
+/// The closing handshake of the rooted collectives that collect at the root (reduce, gather)
+/// when the payload is too large for messages: each peer credits the root once its buffer is
+/// ready and leaves when the root credits back (done reading it); the root waits for every
+/// peer's credit, checking each peer's call, before `work` reads them. Every rank checks exactly
+/// the peers that check it: the root every peer, a peer the root.
+const ROOT_COLLECT: &str = r#"/* The root's side of a collect: every peer ready (and checked). */
+static inline int32_t pld_collect_ready(pld_ctx *c, const pld_coll_args *a) {
+    const int32_t w = c->nranks, root = a->root;
+    PLD_TRY(pld_publish(c, a));
+    for (int32_t i = 1; i < w; ++i) {
+        const int32_t p = (root + i) % w;
+        PLD_TRY(pld_await_first(c, a, p, a->signal_off, w));
+        PLD_TRY(pld_check_peer(c, a, p));
+    }
+    return PLD_OK;
+}
+
+/* The root's side after reading: every peer may leave. */
+static inline int32_t pld_collect_done(pld_ctx *c, const pld_coll_args *a) {
+    const int32_t w = c->nranks, root = a->root;
+    for (int32_t i = 1; i < w; ++i) PLD_TRY(pld_credit(c, a, (root + i) % w));
+    return pld_settle_all(c, a, 1);
+}
+
+/* A peer's side of a collect: ready, then wait until the root read this rank's buffer. */
+static inline int32_t pld_collect_peer(pld_ctx *c, const pld_coll_args *a) {
+    const int32_t root = a->root;
+    PLD_TRY(pld_publish(c, a));
+    PLD_TRY(pld_credit(c, a, root));
+    PLD_TRY(pld_await_first(c, a, root, pld_cell(a, root), 1));
+    PLD_TRY(pld_check_peer(c, a, root));
+    return pld_settle(c, a, root, 1);
+}
+
+/* The message form of a collect's acknowledgement: an empty message from the root to every
+ * peer, so a peer that disagrees on the call (root, size, op) is caught on both sides. */
+static inline int32_t pld_collect_acknowledge(pld_ctx *c, const pld_coll_args *a) {
+    for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_send_to(c, a, (a->root + i) % c->nranks, NULL, 0));
+    return PLD_OK;
+}
+
+"#;
+
+/// Reduce to the root: the root's target becomes the reduction of every rank's, in rank order
+/// (the bits of all_reduce); the other ranks' targets are only read. A payload that fits an LL
+/// slot travels as a message from every peer to the root, which reduces what arrives and
+/// acknowledges with an empty message; a larger one is read by the root tile by tile between
+/// the collect handshake's credits (the reduced tile replaces the root's own in place: tiles are
+/// disjoint, so a later tile still reads the root's input).
+fn reduce(op: ReduceOp, dtype: DType) -> String {
+    let ty = storage_type(dtype);
+    let (reduce, reduce2) = (reduce_helper_name(op, dtype), reduce2_helper_name(op, dtype));
+    format!(
+        r#"    const int32_t w = c->nranks, r = c->rank, root = a->root;
+    const uint64_t n = a->count, bytes = n * sizeof({ty});
+    if (w == 1) return PLD_OK;
+    if (root < 0 || root >= w) return PLD_OUT_OF_BOUNDS;
+    if (!pld_in_window(c, a->target_off, bytes)) return PLD_OUT_OF_BOUNDS;
+    {ty} *target = ({ty} *)(c->local_base + a->target_off);
+    if (pld_ll_fits(c, a, bytes)) {{
+        const void *x, *y;
+        PLD_TRY(pld_publish(c, a));
+        if (r != root) {{
+            PLD_TRY(pld_ll_send_to(c, a, root, target, bytes));
+            return pld_ll_receive(c, a, root, &x);
+        }}
+        if (c->scratch_bytes < bytes) return PLD_OUT_OF_BOUNDS;
+        {ty} *acc = ({ty} *)c->scratch;
+#define PLD_LL_OPERAND(p, out) \
+    do {{ if ((p) == r) *(out) = target; else PLD_TRY(pld_ll_receive(c, a, (p), (out))); }} while (0)
+        PLD_LL_OPERAND(0, &x);
+        PLD_LL_OPERAND(1, &y);
+        {reduce2}(acc, (const {ty} *)x, (const {ty} *)y, n);
+        for (int32_t p = 2; p < w; ++p) {{
+            PLD_LL_OPERAND(p, &x);
+            {reduce}(acc, (const {ty} *)x, n);
+        }}
+#undef PLD_LL_OPERAND
+        memcpy(target, acc, bytes);
+        return pld_collect_acknowledge(c, a);
+    }}
+    if (r != root) return pld_collect_peer(c, a);
+    if (c->scratch_bytes < 3 * PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;
+    {ty} *acc = ({ty} *)c->scratch;
+    uint8_t *staging = c->scratch + PLD_TILE_BYTES;
+    const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
+    PLD_TRY(pld_collect_ready(c, a));
+    for (uint64_t i = 0; i < n; i += tile) {{
+        const uint64_t m = n - i < tile ? n - i : tile;
+        PLD_TRY(pld_reduce_all_{op}_{dtype}(c, a->target_off + i * sizeof({ty}), m, acc, staging));
+        memcpy(target + i, acc, m * sizeof({ty}));
+    }}
+    return pld_collect_done(c, a);
+"#
+    )
+}
+
+/// Gather to the root: row p of the root's [nranks, row] target receives rank p's local row
+/// (the root's own copied locally); the other ranks' targets are untouched. Rows that
+/// `pld_ll_rows` admits travel as messages to the root, acknowledged by an empty message; larger
+/// ones are pulled by the root between the collect handshake's credits.
+const GATHER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a->root;
+    const uint64_t row = a->row_bytes;
+    if (root < 0 || root >= w) return PLD_OUT_OF_BOUNDS;
+    if (!pld_in_window(c, a->input_off, row) ||
+        !pld_in_window(c, a->target_off, row * (uint64_t)w)) return PLD_OUT_OF_BOUNDS;
+    uint8_t *target = c->local_base + a->target_off;
+    const uint8_t *local = c->local_base + a->input_off;
+    if (r == root) pld_copy(target + row * (uint64_t)r, local, row);
+    if (w == 1) return PLD_OK;
+    if (pld_ll_rows(c, a, row)) {
+        const void *data;
+        PLD_TRY(pld_publish(c, a));
+        if (r != root) {
+            PLD_TRY(pld_ll_send_to(c, a, root, local, row));
+            return pld_ll_receive(c, a, root, &data);
+        }
+        for (int32_t i = 1; i < w; ++i) {
+            const int32_t p = (root + i) % w;
+            PLD_TRY(pld_ll_receive(c, a, p, &data));
+            memcpy(target + row * (uint64_t)p, data, row);
+        }
+        return pld_collect_acknowledge(c, a);
+    }
+    if (r != root) return pld_collect_peer(c, a);
+    PLD_TRY(pld_collect_ready(c, a));
+    for (int32_t i = 1; i < w; ++i) {
+        const int32_t p = (root + i) % w;
+        PLD_TRY(pld_get(c, p, target + row * (uint64_t)p, a->input_off, row));
+    }
+    return pld_collect_done(c, a);
+"#;
+
+/// Scatter from the root: every rank's target receives row `rank` of the root's [nranks, row]
+/// input (the root's own copied locally); only the root's input is read. Rows that
+/// `pld_ll_rows` admits travel as messages from the root, each peer first sending an empty one
+/// (so a peer that disagrees on the call is caught on both sides); larger ones are pulled by
+/// each peer once the root credits it, and the root leaves when every peer has credited back.
+const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a->root;
+    const uint64_t row = a->row_bytes;
+    if (root < 0 || root >= w) return PLD_OUT_OF_BOUNDS;
+    if (!pld_in_window(c, a->input_off, row * (uint64_t)w) ||
+        !pld_in_window(c, a->target_off, row)) return PLD_OUT_OF_BOUNDS;
+    uint8_t *target = c->local_base + a->target_off;
+    if (r == root) pld_copy(target, c->local_base + a->input_off + row * (uint64_t)r, row);
+    if (w == 1) return PLD_OK;
+    if (pld_ll_rows(c, a, row)) {
+        const void *data;
+        PLD_TRY(pld_publish(c, a));
+        if (r == root) {
+            for (int32_t i = 1; i < w; ++i) {
+                const int32_t p = (root + i) % w;
+                PLD_TRY(pld_ll_send_to(c, a, p, c->local_base + a->input_off + row * (uint64_t)p, row));
+            }
+            for (int32_t i = 1; i < w; ++i) PLD_TRY(pld_ll_receive(c, a, (root + i) % w, &data));
+            return PLD_OK;
+        }
+        PLD_TRY(pld_ll_send_to(c, a, root, NULL, 0));
+        PLD_TRY(pld_ll_receive(c, a, root, &data));
+        memcpy(target, data, row);
+        return PLD_OK;
+    }
+    PLD_TRY(pld_publish(c, a));
+    if (r == root) {
+        for (int32_t i = 1; i < w; ++i) PLD_TRY(pld_credit(c, a, (root + i) % w));
+        for (int32_t i = 1; i < w; ++i) {
+            const int32_t p = (root + i) % w;
+            PLD_TRY(pld_await_first(c, a, p, a->signal_off, w));
+            PLD_TRY(pld_check_peer(c, a, p));
+        }
+        return pld_settle_all(c, a, 1);
+    }
+    PLD_TRY(pld_await_first(c, a, root, pld_cell(a, root), 1));
+    PLD_TRY(pld_check_peer(c, a, root));
+    PLD_TRY(pld_get(c, root, target, a->input_off + row * (uint64_t)r, row));
+    PLD_TRY(pld_credit(c, a, root));
+    return pld_settle(c, a, root, 1);
+"#;
 
 /// A buffer that fits an LL slot travels as messages: the root sends it to every peer and waits
 /// for an empty message from each (their fingerprints: a peer that disagrees on the root or the

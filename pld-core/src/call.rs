@@ -16,6 +16,9 @@ pub(crate) enum CallWhat {
     AllToAll { dtype: DType },
     AllToAllV { dtype: DType },
     Barrier,
+    Reduce { op: ReduceOp, root: i64, dtype: DType },
+    Gather { root: i64, dtype: DType },
+    Scatter { root: i64, dtype: DType },
 }
 
 impl std::fmt::Display for CallWhat {
@@ -30,6 +33,9 @@ impl std::fmt::Display for CallWhat {
             CallWhat::AllToAll { dtype } => write!(f, "all_to_all(dtype = {dtype})"),
             CallWhat::AllToAllV { dtype } => write!(f, "all_to_all_v(dtype = {dtype})"),
             CallWhat::Barrier => write!(f, "barrier()"),
+            CallWhat::Reduce { op, root, dtype } => write!(f, "reduce(op = {op}, root = {root}, dtype = {dtype})"),
+            CallWhat::Gather { root, dtype } => write!(f, "gather(root = {root}, dtype = {dtype})"),
+            CallWhat::Scatter { root, dtype } => write!(f, "scatter(root = {root}, dtype = {dtype})"),
         }
     }
 }

@@ -209,6 +209,82 @@ host_only! {
     /// ```
     broadcast;
 
+    /// `reduce!(target, root = R, op = sum|max|min|prod, nranks = N, group = g, signal = s)`:
+    /// the root's `target` becomes the reduction of every rank's `target` (in rank order, the
+    /// bits all_reduce gives); the other ranks' `target` stays as it was. `root` is required.
+    ///
+    /// ```
+    /// #[pld::program]
+    /// mod demo {
+    ///     #[pld::host]
+    ///     pub fn sums() -> (Vec<i32>, Vec<i32>) {
+    ///         let data = window!(i32, [2]);
+    ///         for r in ranks() {
+    ///             stage_in!(data, r, [r as i32, 10]);
+    ///         }
+    ///         reduce!(data, root = 1);
+    ///         let (mut root, mut other) = (vec![0; 2], vec![0; 2]);
+    ///         stage_out!(data, 1, root);
+    ///         stage_out!(data, 0, other);
+    ///         (root, other)
+    ///     }
+    /// }
+    /// let world = pld::World::local(3)?;
+    /// assert_eq!(demo::load(&world)?.sums()?, (vec![3, 30], vec![0, 10])); // rank 0 untouched
+    /// # Ok::<(), pld::Error>(())
+    /// ```
+    reduce;
+
+    /// `gather!(local, target, root = R, nranks = N, group = g, signal = s)`: row `p` of the
+    /// root's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`); the other ranks'
+    /// `target` stays as it was. `root` is required; the windows must differ.
+    ///
+    /// ```
+    /// #[pld::program]
+    /// mod demo {
+    ///     #[pld::host]
+    ///     pub fn collect() -> Vec<u8> {
+    ///         let local = window!(u8, [2]);
+    ///         let target = window!(u8, [3, 2]);
+    ///         for r in ranks() {
+    ///             stage_in!(local, r, [r as u8, 10 + r as u8]);
+    ///         }
+    ///         gather!(local, target, root = 0);
+    ///         let mut out = vec![0; 6];
+    ///         stage_out!(target, 0, out);
+    ///         out
+    ///     }
+    /// }
+    /// let world = pld::World::local(3)?;
+    /// assert_eq!(demo::load(&world)?.collect()?, vec![0, 10, 1, 11, 2, 12]);
+    /// # Ok::<(), pld::Error>(())
+    /// ```
+    gather;
+
+    /// `scatter!(input, target, root = R, nranks = N, group = g, signal = s)`: every rank's
+    /// `target` (`n`) becomes row `rank` of the root's `input` (`[nranks, n]`); only the root's
+    /// `input` is read. `root` is required; the windows must differ.
+    ///
+    /// ```
+    /// #[pld::program]
+    /// mod demo {
+    ///     #[pld::host]
+    ///     pub fn deal() -> Vec<u8> {
+    ///         let input = window!(u8, [3, 2]);
+    ///         let target = window!(u8, [2]);
+    ///         stage_in!(input, 2, [0, 10, 1, 11, 2, 12]);
+    ///         scatter!(input, target, root = 2);
+    ///         let mut out = vec![0; 2];
+    ///         stage_out!(target, 1, out);
+    ///         out
+    ///     }
+    /// }
+    /// let world = pld::World::local(3)?;
+    /// assert_eq!(demo::load(&world)?.deal()?, vec![1, 11]); // row 1 of rank 2's input
+    /// # Ok::<(), pld::Error>(())
+    /// ```
+    scatter;
+
     /// `all_to_all!(input, target, nranks = N, signal = s)`: both `[nranks, n]`; row `p` of rank
     /// `r`'s `target` becomes row `r` of rank `p`'s `input`. The windows must differ.
     ///

@@ -6,7 +6,7 @@ use std::fmt;
 
 use crate::{DType, ReduceOp};
 
-/// The seven host collectives.
+/// The host collectives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Collective {
     /// Every rank ends with the reduction of every rank's buffer.
@@ -24,6 +24,12 @@ pub enum Collective {
     AllToAllV,
     /// No rank leaves before every rank has arrived.
     Barrier,
+    /// The root's target receives the reduction of every rank's; the others' stay as they were.
+    Reduce,
+    /// Row `p` of the root's target receives rank `p`'s local buffer.
+    Gather,
+    /// Every rank's target receives row `rank` of the root's input.
+    Scatter,
 }
 
 /// The algorithm of an all_reduce.
@@ -59,9 +65,9 @@ impl AllReduceMode {
 pub enum WindowRole {
     /// Read and written in place (all_reduce, reduce_scatter, broadcast) or written (the others).
     Target,
-    /// Read only: all_to_all and all_to_all_v's input.
+    /// Read only: the input of all_to_all, all_to_all_v and scatter (the root's).
     Input,
-    /// all_gather's per-rank contribution.
+    /// all_gather's and gather's per-rank contribution.
     Local,
     /// all_to_all_v: i32 `[nranks]`, rows this rank sends to each peer.
     SendCounts,
@@ -105,7 +111,7 @@ pub struct Contract {
 
 impl Collective {
     /// Every collective, in table order.
-    pub const ALL: [Collective; 7] = [
+    pub const ALL: [Collective; 10] = [
         Collective::AllReduce,
         Collective::AllGather,
         Collective::ReduceScatter,
@@ -113,6 +119,9 @@ impl Collective {
         Collective::AllToAll,
         Collective::AllToAllV,
         Collective::Barrier,
+        Collective::Reduce,
+        Collective::Gather,
+        Collective::Scatter,
     ];
 
     /// The name of the collective's macro and host method (`all_reduce`, `all_to_all_v`).
@@ -125,6 +134,9 @@ impl Collective {
             Collective::AllToAll => "all_to_all",
             Collective::AllToAllV => "all_to_all_v",
             Collective::Barrier => "barrier",
+            Collective::Reduce => "reduce",
+            Collective::Gather => "gather",
+            Collective::Scatter => "scatter",
         }
     }
 
@@ -156,7 +168,7 @@ impl fmt::Display for Collective {
 
 use WindowRole::*;
 
-const CONTRACTS: [Contract; 7] = [
+const CONTRACTS: [Contract; 10] = [
     Contract {
         collective: Collective::AllReduce,
         windows: &[Target],
@@ -220,6 +232,33 @@ const CONTRACTS: [Contract; 7] = [
         positional_signal: true,
         closes: true,
     },
+    Contract {
+        collective: Collective::Reduce,
+        windows: &[Target],
+        keywords: &["op", "root", "nranks", "group", "signal"],
+        required_keywords: &["root"],
+        reduces: true,
+        positional_signal: false,
+        closes: true,
+    },
+    Contract {
+        collective: Collective::Gather,
+        windows: &[Local, Target],
+        keywords: &["root", "nranks", "group", "signal"],
+        required_keywords: &["root"],
+        reduces: false,
+        positional_signal: false,
+        closes: true,
+    },
+    Contract {
+        collective: Collective::Scatter,
+        windows: &[Input, Target],
+        keywords: &["root", "nranks", "group", "signal"],
+        required_keywords: &["root"],
+        reduces: false,
+        positional_signal: false,
+        closes: true,
+    },
 ];
 
 /// The device kernels that implement the collectives.
@@ -247,11 +286,17 @@ pub enum KernelKind {
     AllToAllV,
     /// Credit barrier.
     Barrier,
+    /// The root reduces every rank's buffer (in rank order, as all_reduce does).
+    Reduce,
+    /// The root collects each rank's local row.
+    Gather,
+    /// Each rank takes its row of the root's input.
+    Scatter,
 }
 
 impl KernelKind {
     /// Every kernel kind.
-    pub const ALL: [KernelKind; 9] = [
+    pub const ALL: [KernelKind; 12] = [
         KernelKind::AllReduceMesh,
         KernelKind::AllReduceTwoShot,
         KernelKind::AllReduceRing,
@@ -261,6 +306,9 @@ impl KernelKind {
         KernelKind::AllToAll,
         KernelKind::AllToAllV,
         KernelKind::Barrier,
+        KernelKind::Reduce,
+        KernelKind::Gather,
+        KernelKind::Scatter,
     ];
 
     /// Whether variants exist per (op, dtype).
@@ -271,6 +319,7 @@ impl KernelKind {
                 | KernelKind::AllReduceTwoShot
                 | KernelKind::AllReduceRing
                 | KernelKind::ReduceScatter
+                | KernelKind::Reduce
         )
     }
 
@@ -286,6 +335,9 @@ impl KernelKind {
             KernelKind::AllToAll => "all_to_all",
             KernelKind::AllToAllV => "all_to_all_v",
             KernelKind::Barrier => "barrier",
+            KernelKind::Reduce => "reduce",
+            KernelKind::Gather => "gather",
+            KernelKind::Scatter => "scatter",
         }
     }
 
@@ -301,6 +353,9 @@ impl KernelKind {
             KernelKind::AllToAll => Collective::AllToAll,
             KernelKind::AllToAllV => Collective::AllToAllV,
             KernelKind::Barrier => Collective::Barrier,
+            KernelKind::Reduce => Collective::Reduce,
+            KernelKind::Gather => Collective::Gather,
+            KernelKind::Scatter => Collective::Scatter,
         }
     }
 }
@@ -381,7 +436,7 @@ mod tests {
     #[test]
     fn variants_cover_every_op_and_dtype_once() {
         let all: Vec<_> = KernelVariant::all().collect();
-        assert_eq!(all.len(), 4 * 4 * 10 + 5);
+        assert_eq!(all.len(), 5 * 4 * 10 + 7);
         let mut symbols: Vec<_> = all.iter().map(KernelVariant::symbol).collect();
         symbols.sort();
         symbols.dedup();

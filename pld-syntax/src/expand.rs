@@ -508,5 +508,16 @@ pub(crate) fn expand_call(call: &CollectiveCall, site: Span, group: Option<Token
             quote_spanned!(site=> #h.all_to_all_v(#input, #target, #send, #recv, #opts::new()#options)?)
         }
         Collective::Barrier => quote_spanned!(site=> #h.barrier(#opts::new()#options)?),
+        Collective::Reduce => {
+            let (builder, t) = (item("Reduce"), &windows[0]);
+            let root = call.root.as_ref().map_or_else(|| quote!(0), |r| quote!(#r));
+            quote_spanned!(site=> #h.reduce(#t, #builder::root((#root) as i64).op(#ops::#op)#options)?)
+        }
+        Collective::Gather | Collective::Scatter => {
+            let (builder, first, second) = (item("Rooted"), &windows[0], &windows[1]);
+            let root = call.root.as_ref().map_or_else(|| quote!(0), |r| quote!(#r));
+            let method = Ident::new(call.collective.name(), site);
+            quote_spanned!(site=> #h.#method(#first, #second, #builder::root((#root) as i64)#options)?)
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! (`PLD_E2E_MODE=groups`, a rank per process): every collective over every kind of group,
 //! three rounds back to back, exact patterns in group terms, non-members' windows unchanged.
 
-use pld::{AllReduce, AllReduceMode, Broadcast, Group, GroupSet, Host, Opts, ReduceScatter, Window};
+use pld::{AllReduce, AllReduceMode, Broadcast, Group, GroupSet, Host, Opts, Reduce, ReduceScatter, Rooted, Window};
 
 /// What a non-member's window holds throughout.
 const UNTOUCHED: f32 = 777.0;
@@ -143,9 +143,63 @@ pub fn every_collective(host: &Host<'_>, set: &impl GroupSet, what: &str) {
                 None => assert!(found.iter().all(|&c| c == UNTOUCHED as i32), "{what}: rank {r}'s counts changed"),
             }
         }
+        rooted(host, set, groups, round, what);
         host.barrier(Opts::new().group(set)).unwrap();
     }
     host.sync().unwrap();
+}
+
+/// reduce, gather and scatter over `set`, with roots in group terms that move with the round;
+/// the non-roots' targets (and inputs) are checked untouched as well as the non-members'.
+fn rooted(host: &Host<'_>, set: &impl GroupSet, groups: &[Group], round: usize, what: &str) {
+    let g = groups[0].size();
+    for count in [6, 20_000] {
+        let root = round % g;
+        let w = host.window::<f32>("reduce", [count]).unwrap();
+        stage(host, &w, groups, round, |i| (0..count).map(|k| value(i, k, round)).collect());
+        host.reduce(&w, Reduce::root(root as i64).group(set)).unwrap();
+        check(host, &w, groups, &format!("{what}: reduce x{count} to {root}, round {round}"), |grp, i| {
+            (0..count)
+                .map(|k| if i == root { (0..grp.size()).map(|p| value(p, k, round)).sum() } else { value(i, k, round) })
+                .collect()
+        });
+        let root = (g - 1 + round) % g;
+        let local = host.window::<f32>("g_local", [count]).unwrap();
+        let gathered = host.window::<f32>("g_target", [g, count]).unwrap();
+        stage(host, &local, groups, round, |i| (0..count).map(|k| value(i, k, round)).collect());
+        stage(host, &gathered, groups, round, |_| vec![-1.0; g * count]);
+        host.gather(&local, &gathered, Rooted::root(root as i64).group(set)).unwrap();
+        check(host, &gathered, groups, &format!("{what}: gather x{count} to {root}, round {round}"), |_, i| {
+            if i == root {
+                (0..g * count).map(|k| value(k / count, k % count, round)).collect()
+            } else {
+                vec![-1.0; g * count]
+            }
+        });
+        let root = (g / 2 + round) % g;
+        let input = host.window::<f32>("s_input", [g, count]).unwrap();
+        let target = host.window::<f32>("s_target", [count]).unwrap();
+        // Row p of the root's input is for member p; the others' inputs hold -2 and stay so.
+        stage(host, &input, groups, round, |i| {
+            if i == root {
+                (0..g * count).map(|k| value(k / count, k % count, round)).collect()
+            } else {
+                vec![-2.0; g * count]
+            }
+        });
+        stage(host, &target, groups, round, |_| vec![-1.0; count]);
+        host.scatter(&input, &target, Rooted::root(root as i64).group(set)).unwrap();
+        check(host, &target, groups, &format!("{what}: scatter x{count} from {root}, round {round}"), |_, i| {
+            (0..count).map(|k| value(i, k, round)).collect()
+        });
+        check(host, &input, groups, &format!("{what}: scatter's input, round {round}"), |_, i| {
+            if i == root {
+                (0..g * count).map(|k| value(k / count, k % count, round)).collect()
+            } else {
+                vec![-2.0; g * count]
+            }
+        });
+    }
 }
 
 /// Every kind of group on `host`'s world: explicit lists of every size from 1 (non-contiguous),

@@ -6,7 +6,7 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use pld_model::{AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, TILE_BYTES};
+use pld_model::{AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, LL_MAX_BYTES, TILE_BYTES};
 
 use crate::call::{CallWhat, Label, SignalCells};
 use crate::device::abi::CollArgs;
@@ -20,7 +20,7 @@ use crate::rank::{CommCall, KernelCall};
 
 mod options;
 
-pub use options::{AllReduce, Broadcast, Common, Opts, ReduceScatter};
+pub use options::{AllReduce, Broadcast, Common, Opts, Reduce, ReduceScatter, Rooted};
 
 /// A checked collective call, ready to be queued on every rank.
 struct Plan<'p, 'a> {
@@ -259,15 +259,9 @@ impl Host<'_> {
         let root = opts.root;
         let operands = [("target", target.operand())];
         let plan = self.plan(Collective::Broadcast, call, Location::caller(), opts.common, &operands)?;
-        if root < 0 || root >= plan.size as i64 {
-            return Err(Error::RootOutOfRange { call: plan.call.describe(), root, nranks: plan.size });
-        }
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            count: target.bytes() as u64,
-            root: root as i32,
-            ..CollArgs::default()
-        };
+        let root = Self::checked_root(&plan, root)?;
+        let args =
+            CollArgs { target_off: target.offset() as u64, count: target.bytes() as u64, root, ..CollArgs::default() };
         self.dispatch(
             plan,
             KernelVariant::movement(KernelKind::Broadcast),
@@ -402,6 +396,80 @@ impl Host<'_> {
             TILE_BYTES,
             (Some(T::DTYPE), input.len(), input.operand().row_len()),
         )
+    }
+
+    /// The root's `target` becomes the `op`-reduction of every rank's `target` (in rank order:
+    /// the bits all_reduce gives); the other ranks' `target` is read, never written.
+    #[track_caller]
+    pub fn reduce<T: Element>(&self, target: &Window<'_, T>, opts: Reduce<'_>) -> Result<()> {
+        let call = CallWhat::Reduce { op: opts.op, root: opts.root, dtype: T::DTYPE };
+        let operands = [("target", target.operand())];
+        let plan = self.plan(Collective::Reduce, call, Location::caller(), opts.common, &operands)?;
+        let root = Self::checked_root(&plan, opts.root)?;
+        let args =
+            CollArgs { target_off: target.offset() as u64, count: target.len() as u64, root, ..CollArgs::default() };
+        // Scratch: the whole payload when it may travel as messages, else three tiles.
+        let scratch = 3 * TILE_BYTES + if target.bytes() as u64 <= LL_MAX_BYTES { target.bytes() } else { 0 };
+        let variant = KernelVariant::reducing(KernelKind::Reduce, opts.op, T::DTYPE);
+        self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len()))
+    }
+
+    /// Row `p` of the root's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`); the
+    /// other ranks' `target` is not touched.
+    #[track_caller]
+    pub fn gather<T: Element>(&self, local: &Window<'_, T>, target: &Window<'_, T>, opts: Rooted<'_>) -> Result<()> {
+        let call = CallWhat::Gather { root: opts.root, dtype: T::DTYPE };
+        let operands = [("local", local.operand()), ("target", target.operand())];
+        let plan = self.plan(Collective::Gather, call, Location::caller(), opts.common, &operands)?;
+        let root = Self::checked_root(&plan, opts.root)?;
+        let n = plan.size;
+        if target.len() != n * local.len() {
+            let expected =
+                format!("{n} x {} = {} elements ({n} rows of `{}`)", local.len(), n * local.len(), local.name());
+            return Err(Self::bad(&plan.call, "target", &plan.operands[1].1, expected));
+        }
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            input_off: local.offset() as u64,
+            row_bytes: local.bytes() as u64,
+            root,
+            ..CollArgs::default()
+        };
+        let variant = KernelVariant::movement(KernelKind::Gather);
+        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), local.len(), local.len()))
+    }
+
+    /// Every rank's `target` (`n`) becomes row `rank` of the root's `input` (`[nranks, n]`);
+    /// only the root's `input` is read.
+    #[track_caller]
+    pub fn scatter<T: Element>(&self, input: &Window<'_, T>, target: &Window<'_, T>, opts: Rooted<'_>) -> Result<()> {
+        let call = CallWhat::Scatter { root: opts.root, dtype: T::DTYPE };
+        let operands = [("input", input.operand()), ("target", target.operand())];
+        let plan = self.plan(Collective::Scatter, call, Location::caller(), opts.common, &operands)?;
+        let root = Self::checked_root(&plan, opts.root)?;
+        let n = plan.size;
+        if input.len() != n * target.len() {
+            let expected =
+                format!("{n} x {} = {} elements ({n} rows of `{}`)", target.len(), n * target.len(), target.name());
+            return Err(Self::bad(&plan.call, "input", &plan.operands[0].1, expected));
+        }
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            input_off: input.offset() as u64,
+            row_bytes: target.bytes() as u64,
+            root,
+            ..CollArgs::default()
+        };
+        let variant = KernelVariant::movement(KernelKind::Scatter);
+        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len()))
+    }
+
+    /// A root in the call's terms (its group's, or the world's), else an error naming the call.
+    fn checked_root(plan: &Plan<'_, '_>, root: i64) -> Result<i32> {
+        if root < 0 || root >= plan.size as i64 {
+            return Err(Error::RootOutOfRange { call: plan.call.describe(), root, nranks: plan.size });
+        }
+        Ok(root as i32)
     }
 
     /// No rank passes until every rank has arrived.

@@ -109,6 +109,44 @@ impl<'a> Broadcast<'a> {
 }
 common_setters!(Broadcast);
 
+/// Options of [`Host::reduce`](crate::Host::reduce); the root is required.
+#[derive(Clone)]
+pub struct Reduce<'a> {
+    pub(super) root: i64,
+    pub(super) op: ReduceOp,
+    pub(super) common: Common<'a>,
+}
+
+impl<'a> Reduce<'a> {
+    /// Reduce to `root` with `op = sum`.
+    pub fn root(root: i64) -> Reduce<'a> {
+        Reduce { root, op: ReduceOp::Sum, common: Common::default() }
+    }
+
+    /// Sets the reduce op.
+    pub fn op(mut self, op: ReduceOp) -> Reduce<'a> {
+        self.op = op;
+        self
+    }
+}
+common_setters!(Reduce);
+
+/// Options of the rooted collectives that move data only: [`Host::gather`](crate::Host::gather)
+/// and [`Host::scatter`](crate::Host::scatter); the root is required.
+#[derive(Clone)]
+pub struct Rooted<'a> {
+    pub(super) root: i64,
+    pub(super) common: Common<'a>,
+}
+
+impl<'a> Rooted<'a> {
+    /// Gather to, or scatter from, `root`.
+    pub fn root(root: i64) -> Rooted<'a> {
+        Rooted { root, common: Common::default() }
+    }
+}
+common_setters!(Rooted);
+
 /// Options of the collectives that take nothing but the shared ones: [`Host::all_gather`](crate::Host::all_gather),
 /// [`Host::all_to_all`](crate::Host::all_to_all), [`Host::all_to_all_v`](crate::Host::all_to_all_v), [`Host::barrier`](crate::Host::barrier).
 #[derive(Clone, Default)]
