@@ -51,7 +51,10 @@ fn main() {
             let counts: Vec<Vec<usize>> =
                 (0..n).map(|s| (0..n).map(|d| (s + 2 * d + i) % (max_rows + 1)).collect()).collect();
             with_dtype!(dtype, all_to_all_v(&host, max_rows, 3, &counts, seed));
-            calls += 7;
+            with_dtype!(dtype, reduce(&host, count, op, (count + i + 1) % n, seed));
+            with_dtype!(dtype, gather(&host, count / n, (count + i + 2) % n, seed));
+            with_dtype!(dtype, scatter(&host, count / n, (count + i + 3) % n, seed));
+            calls += 10;
         }
     }
     host.barrier(pld::Opts::new()).expect("a final barrier");

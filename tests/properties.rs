@@ -74,6 +74,25 @@ proptest! {
     }
 
     #[test]
+    fn reduce_leaves_the_result_at_the_root_only(n in 1usize..=8, calls in calls(), roots in any::<u64>()) {
+        let world = world(n);
+        for (i, (count, op, dtype, seed)) in calls.into_iter().enumerate() {
+            let root = (roots.rotate_left(i as u32 * 3) % n as u64) as usize;
+            with_dtype!(dtype, reduce(&world.host().unwrap(), count, op, root, seed));
+        }
+    }
+
+    #[test]
+    fn gather_and_scatter_move_the_rows_of_the_root(n in 1usize..=8, calls in calls(), roots in any::<u64>()) {
+        let world = world(n);
+        for (i, (count, _, dtype, seed)) in calls.into_iter().enumerate() {
+            let root = (roots.rotate_left(i as u32 * 5) % n as u64) as usize;
+            with_dtype!(dtype, gather(&world.host().unwrap(), count / n, root, seed));
+            with_dtype!(dtype, scatter(&world.host().unwrap(), count / n, (root + 1) % n, seed));
+        }
+    }
+
+    #[test]
     fn all_gather_concatenates_in_rank_order(n in 1usize..=8, calls in calls()) {
         let world = world(n);
         for (count, _, dtype, seed) in calls {

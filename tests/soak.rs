@@ -23,7 +23,7 @@ fn random_call(host: &pld::Host<'_>, values: &mut Values) -> &'static str {
     // Mostly small calls, some up to 64 Ki elements.
     let count = if pick(values, 8) == 0 { pick(values, 1 << 16) } else { pick(values, 512) };
     let seed = values.next();
-    match pick(values, 6) {
+    match pick(values, 9) {
         0 => {
             let mode = if pick(values, 2) == 0 { AllReduceMode::Mesh } else { AllReduceMode::Ring };
             with_dtype!(dtype, all_reduce(host, count, op, mode, seed));
@@ -45,6 +45,18 @@ fn random_call(host: &pld::Host<'_>, values: &mut Values) -> &'static str {
         4 => {
             with_dtype!(dtype, all_to_all(host, count / (n * n), seed));
             "all_to_all"
+        }
+        5 => {
+            with_dtype!(dtype, reduce(host, count, op, pick(values, n), seed));
+            "reduce"
+        }
+        6 => {
+            with_dtype!(dtype, gather(host, count / n, pick(values, n), seed));
+            "gather"
+        }
+        7 => {
+            with_dtype!(dtype, scatter(host, count / n, pick(values, n), seed));
+            "scatter"
         }
         _ => {
             let max_rows = pick(values, 9);

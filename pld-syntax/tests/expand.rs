@@ -159,3 +159,63 @@ fn barrier() {
         expect_file!["snapshots/barrier.rs"],
     );
 }
+
+#[test]
+fn reduce() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run(root: usize, rounds: usize) {
+                    let data = window!(i64, [64]);
+                    reduce!(data, root = 0);
+                    for _ in 0..rounds {
+                        reduce!(data, root = root, op = min, group = [0, 2]);
+                    }
+                }
+            }
+        },
+        expect_file!["snapshots/reduce.rs"],
+    );
+}
+
+#[test]
+fn gather() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run() {
+                    let local = window!(f32, [16]);
+                    let rows = window!(f32, [4, 16]);
+                    let s = signal!();
+                    loop {
+                        gather!(local, rows, root = 3);
+                        break;
+                    }
+                    gather!(local, rows, root = 1, nranks = 4, signal = s);
+                }
+            }
+        },
+        expect_file!["snapshots/gather.rs"],
+    );
+}
+
+#[test]
+fn scatter() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run(g: &pld::Groups) {
+                    let rows = window!(u8, [2, 16]);
+                    let mine = window!(u8, [16]);
+                    while false {
+                        scatter!(rows, mine, root = 1, group = g);
+                    }
+                }
+            }
+        },
+        expect_file!["snapshots/scatter.rs"],
+    );
+}

@@ -3,7 +3,7 @@
 //! signal all zero afterwards. Shared by the property tests and the soak.
 
 use super::{TestElem, assert_same, assert_signal_clear};
-use pld::{AllReduce, AllReduceMode, Broadcast, Host, Opts, ReduceOp, ReduceScatter, Window};
+use pld::{AllReduce, AllReduceMode, Broadcast, Host, Opts, Reduce, ReduceOp, ReduceScatter, Rooted, Window};
 
 /// splitmix64: the random input values of one case, from its seed.
 pub struct Values(pub u64);
@@ -91,6 +91,60 @@ pub fn broadcast<T: TestElem>(host: &Host<'_>, count: usize, root: usize, seed: 
         assert_same(&host.read(&data, r).unwrap(), &inputs[root], &format!("rank {r}"));
     }
     assert_signal_clear(host, &signal, "broadcast");
+}
+
+/// reduce to `root`: the root holds the reduction, every other rank its own input.
+pub fn reduce<T: TestElem>(host: &Host<'_>, count: usize, op: ReduceOp, root: usize, seed: u64) {
+    let n = host.nranks();
+    let data = host.window::<T>("data", [count]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(op, count)).collect();
+    write_all(host, &data, &inputs);
+    host.reduce(&data, Reduce::root(root as i64).op(op).signal(&signal)).unwrap();
+    let expected = reference(op, &inputs);
+    for r in host.ranks() {
+        let expected = if r == root { &expected } else { &inputs[r] };
+        assert_same(&host.read(&data, r).unwrap(), expected, &format!("reduce to {root}: rank {r}"));
+    }
+    assert_signal_clear(host, &signal, "reduce");
+}
+
+/// gather to `root`: the root's target holds every rank's row, the others' stay as they were.
+pub fn gather<T: TestElem>(host: &Host<'_>, count: usize, root: usize, seed: u64) {
+    let n = host.nranks();
+    let local = host.window::<T>("local", [count]).unwrap();
+    let target = host.window::<T>("target", [n, count]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, count)).collect();
+    let before: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, n * count)).collect();
+    write_all(host, &local, &inputs);
+    write_all(host, &target, &before);
+    host.gather(&local, &target, Rooted::root(root as i64).signal(&signal)).unwrap();
+    let expected = inputs.concat();
+    for r in host.ranks() {
+        let expected = if r == root { &expected } else { &before[r] };
+        assert_same(&host.read(&target, r).unwrap(), expected, &format!("gather to {root}: rank {r}"));
+    }
+    assert_signal_clear(host, &signal, "gather");
+}
+
+/// scatter from `root`: every rank's target holds its row of the root's input.
+pub fn scatter<T: TestElem>(host: &Host<'_>, count: usize, root: usize, seed: u64) {
+    let n = host.nranks();
+    let input = host.window::<T>("input", [n, count]).unwrap();
+    let target = host.window::<T>("target", [count]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, n * count)).collect();
+    write_all(host, &input, &inputs);
+    host.scatter(&input, &target, Rooted::root(root as i64).signal(&signal)).unwrap();
+    for r in host.ranks() {
+        let expected = &inputs[root][r * count..(r + 1) * count];
+        assert_same(&host.read(&target, r).unwrap(), expected, &format!("scatter from {root}: rank {r}"));
+    }
+    assert_signal_clear(host, &signal, "scatter");
 }
 
 pub fn all_gather<T: TestElem>(host: &Host<'_>, count: usize, seed: u64) {

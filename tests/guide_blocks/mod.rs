@@ -237,6 +237,100 @@ pub fn collectives_7() -> pld::Result<()> {
     Ok::<(), pld::Error>(())
 }
 
+/// docs/guide/collectives.md, `rust` block 8.
+pub fn collectives_8() -> pld::Result<()> {
+    #[pld::program]
+    mod rd {
+        #[pld::host]
+        pub fn to_last() -> Vec<(usize, Vec<i64>)> {
+            let t = window!(i64, [3]);
+            for r in ranks() {
+                stage_in!(t, r, [r as i64 + 1; 3]);
+            }
+            reduce!(t, root = world_size() - 1, op = sum);
+            let mut outs = Vec::new();
+            for r in ranks() {
+                let mut out = vec![0; 3];
+                stage_out!(t, r, out);
+                outs.push((r, out));
+            }
+            outs
+        }
+    }
+    let world = pld::World::from_env()?;
+    let n = world.nranks();
+    for (r, out) in rd::load(&world)?.to_last()? {
+        let expected = if r == n - 1 { (n * (n + 1) / 2) as i64 } else { r as i64 + 1 };
+        assert_eq!(out, vec![expected; 3], "rank {r}");
+    }
+    Ok::<(), pld::Error>(())
+}
+
+/// docs/guide/collectives.md, `rust` block 9.
+pub fn collectives_9() -> pld::Result<()> {
+    #[pld::program]
+    mod ga {
+        #[pld::host]
+        pub fn to_first() -> Vec<(usize, Vec<u32>)> {
+            let local = window!(u32, [2]);
+            let rows = window!(u32, [world_size(), 2]);
+            for r in ranks() {
+                stage_in!(local, r, [r as u32, 100 + r as u32]);
+            }
+            gather!(local, rows, root = 0);
+            let mut outs = Vec::new();
+            for r in ranks() {
+                let mut out = vec![0; 2 * world_size()];
+                stage_out!(rows, r, out);
+                outs.push((r, out));
+            }
+            outs
+        }
+    }
+    let world = pld::World::from_env()?;
+    let n = world.nranks();
+    for (r, out) in ga::load(&world)?.to_first()? {
+        if r == 0 {
+            let expected: Vec<u32> = (0..n as u32).flat_map(|p| [p, 100 + p]).collect();
+            assert_eq!(out, expected);
+        } else {
+            assert!(out.iter().all(|&v| v == 0), "rank {r}'s target is untouched");
+        }
+    }
+    Ok::<(), pld::Error>(())
+}
+
+/// docs/guide/collectives.md, `rust` block 10.
+pub fn collectives_10() -> pld::Result<()> {
+    #[pld::program]
+    mod sc {
+        #[pld::host]
+        pub fn deal() -> Vec<(usize, Vec<f32>)> {
+            let deck = window!(f32, [world_size(), 2]);
+            let hand = window!(f32, [2]);
+            for r in ranks() {
+                if r == 0 {
+                    let cards: Vec<f32> = (0..2 * world_size()).map(|k| k as f32).collect();
+                    stage_in!(deck, r, cards);
+                }
+            }
+            scatter!(deck, hand, root = 0);
+            let mut outs = Vec::new();
+            for r in ranks() {
+                let mut out = vec![0.0; 2];
+                stage_out!(hand, r, out);
+                outs.push((r, out));
+            }
+            outs
+        }
+    }
+    let world = pld::World::from_env()?;
+    for (r, out) in sc::load(&world)?.deal()? {
+        assert_eq!(out, vec![2.0 * r as f32, 2.0 * r as f32 + 1.0]);
+    }
+    Ok::<(), pld::Error>(())
+}
+
 /// docs/guide/groups.md, `rust` block 1.
 pub fn groups_1() -> pld::Result<()> {
     #[pld::program]
@@ -344,6 +438,9 @@ pub const BLOCKS: &[(&str, Block)] = &[
     ("collectives_5", collectives_5),
     ("collectives_6", collectives_6),
     ("collectives_7", collectives_7),
+    ("collectives_8", collectives_8),
+    ("collectives_9", collectives_9),
+    ("collectives_10", collectives_10),
     ("groups_1", groups_1),
     ("running_1", running_1),
     ("running_2", running_2),

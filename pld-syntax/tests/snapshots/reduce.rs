@@ -1,0 +1,67 @@
+mod demo {
+    #[allow(clippy::unit_arg, unreachable_code, clippy::needless_return)]
+    pub fn run(
+        __pld_host: &::pld::Host<'_>,
+        root: usize,
+        rounds: usize,
+    ) -> ::pld::Result<()> {
+        let __auto_reduce_0 = __pld_host.signal("__auto_reduce_0")?;
+        let __auto_reduce_1 = __pld_host.signal("__auto_reduce_1")?;
+        let __pld_group_0 = ::core::cell::OnceCell::new();
+        #[allow(unused_variables)]
+        let ranks = || __pld_host.ranks();
+        #[allow(unused_variables)]
+        let world_size = || __pld_host.nranks();
+        ::core::result::Result::Ok({
+            let data = __pld_host.window::<i64>("data", [64])?;
+            __pld_host
+                .reduce(
+                    ::pld::__private::dsl::window(&data),
+                    ::pld::Reduce::root((0) as i64)
+                        .op(::pld::ReduceOp::Sum)
+                        .signal(::pld::__private::dsl::signal(&__auto_reduce_0)),
+                )?;
+            for _ in 0..rounds {
+                __pld_host
+                    .reduce(
+                        ::pld::__private::dsl::window(&data),
+                        ::pld::Reduce::root((root) as i64)
+                            .op(::pld::ReduceOp::Min)
+                            .group({
+                                if __pld_group_0.get().is_none() {
+                                    let _ = __pld_group_0.set(__pld_host.group(&[0, 2])?);
+                                }
+                                __pld_group_0.get().expect("made just above")
+                            })
+                            .signal(::pld::__private::dsl::signal(&__auto_reduce_1)),
+                    )?;
+            }
+        })
+    }
+    /// The `demo` program on a world: one method per host function. Made by [`load`].
+    #[derive(Clone, Copy, Debug)]
+    pub struct Program<'w> {
+        world: &'w ::pld::World,
+    }
+    /// Loads the `demo` program onto `world`.
+    pub fn load(world: &::pld::World) -> ::pld::Result<Program<'_>> {
+        ::core::result::Result::Ok(Program { world })
+    }
+    impl<'w> Program<'w> {
+        /// The world the program runs on.
+        pub fn world(&self) -> &'w ::pld::World {
+            self.world
+        }
+        ///
+        /// Runs the host function on the program's world in a host scope of its own, and
+        /// returns once every rank finished, or with the first error of any rank.
+        pub fn run(&self, __pld_arg0: usize, __pld_arg1: usize) -> ::pld::Result<()> {
+            let __pld_host = self.world.host()?;
+            let __pld_result = run(&__pld_host, __pld_arg0, __pld_arg1);
+            let __pld_synced = __pld_host.finish();
+            let __pld_value = __pld_result?;
+            __pld_synced?;
+            ::core::result::Result::Ok(__pld_value)
+        }
+    }
+}
