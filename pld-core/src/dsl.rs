@@ -205,3 +205,32 @@ impl<'a> KernelArgs<'a> {
         self.words.push(value.to_bits());
     }
 }
+
+/// Something that can be a root: a rank of any integer type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a root",
+    label = "a root is a rank: an integer",
+    note = "write `root = 0`, or an integer expression such as `root = world_size() - 1`"
+)]
+pub trait AsRoot {
+    /// The rank as the runtime's `i64` (saturating: a rank past `i64::MAX` is out of range
+    /// anyway, and the runtime says so).
+    fn into_root(self) -> i64;
+}
+
+macro_rules! as_root {
+    ($($t:ty),*) => {$(
+        impl AsRoot for $t {
+            fn into_root(self) -> i64 {
+                i64::try_from(self).unwrap_or(i64::MAX)
+            }
+        }
+    )*};
+}
+as_root!(i8, u8, i16, u16, i32, u32, i64, u64, i128, u128, isize, usize);
+
+/// A root operand, checked by [`AsRoot`] (a function, not a cast: a cast of a literal or of an
+/// `i64` would be a lint in the user's code).
+pub fn root(root: impl AsRoot) -> i64 {
+    root.into_root()
+}

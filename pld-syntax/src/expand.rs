@@ -431,6 +431,14 @@ impl Expand<'_> {
     }
 }
 
+/// The root as the runtime's `i64`, checked to be an integer at the operand's span
+/// (`pld::dsl::AsRoot`); the contract makes `root` required, so the parser saw one.
+fn root_operand(call: &CollectiveCall) -> TokenStream {
+    let root = call.root.as_ref().expect("`root` is required by the contract");
+    let dsl = paths::at(root.span(), paths::dsl());
+    quote_spanned!(root.span()=> #dsl::root(#root))
+}
+
 /// `&w` checked to be a window, at the operand's span (`pld::dsl::AsWindow`).
 fn window(expr: &Expr) -> TokenStream {
     let dsl = paths::at(expr.span(), paths::dsl());
@@ -484,8 +492,8 @@ pub(crate) fn expand_call(call: &CollectiveCall, site: Span, group: Option<Token
         }
         Collective::Broadcast => {
             let (builder, t) = (item("Broadcast"), &windows[0]);
-            let root = call.root.as_ref().map_or_else(|| quote!(0), |r| quote!(#r));
-            quote_spanned!(site=> #h.broadcast(#t, #builder::root((#root) as i64)#options)?)
+            let root = root_operand(call);
+            quote_spanned!(site=> #h.broadcast(#t, #builder::root(#root)#options)?)
         }
         Collective::AllGather => {
             let (local, target) = (&windows[0], &windows[1]);
@@ -510,14 +518,14 @@ pub(crate) fn expand_call(call: &CollectiveCall, site: Span, group: Option<Token
         Collective::Barrier => quote_spanned!(site=> #h.barrier(#opts::new()#options)?),
         Collective::Reduce => {
             let (builder, t) = (item("Reduce"), &windows[0]);
-            let root = call.root.as_ref().map_or_else(|| quote!(0), |r| quote!(#r));
-            quote_spanned!(site=> #h.reduce(#t, #builder::root((#root) as i64).op(#ops::#op)#options)?)
+            let root = root_operand(call);
+            quote_spanned!(site=> #h.reduce(#t, #builder::root(#root).op(#ops::#op)#options)?)
         }
         Collective::Gather | Collective::Scatter => {
             let (builder, first, second) = (item("Rooted"), &windows[0], &windows[1]);
-            let root = call.root.as_ref().map_or_else(|| quote!(0), |r| quote!(#r));
+            let root = root_operand(call);
             let method = Ident::new(call.collective.name(), site);
-            quote_spanned!(site=> #h.#method(#first, #second, #builder::root((#root) as i64)#options)?)
+            quote_spanned!(site=> #h.#method(#first, #second, #builder::root(#root)#options)?)
         }
     }
 }

@@ -13,13 +13,13 @@ mod demo {
             __pld_host
                 .broadcast(
                     ::pld::__private::dsl::window(&data),
-                    ::pld::Broadcast::root((root) as i64)
+                    ::pld::Broadcast::root(::pld::__private::dsl::root(root))
                         .signal(::pld::__private::dsl::signal(&__auto_broadcast_0)),
                 )?;
             __pld_host
                 .broadcast(
                     ::pld::__private::dsl::window(&data),
-                    ::pld::Broadcast::root((3) as i64)
+                    ::pld::Broadcast::root(::pld::__private::dsl::root(3))
                         .nranks({
                             const {
                                 ::core::assert!(

@@ -15,7 +15,7 @@ mod demo {
                     .gather(
                         ::pld::__private::dsl::window(&local),
                         ::pld::__private::dsl::window(&rows),
-                        ::pld::Rooted::root((3) as i64)
+                        ::pld::Rooted::root(::pld::__private::dsl::root(3))
                             .signal(::pld::__private::dsl::signal(&__auto_gather_0)),
                     )?;
                 break;
@@ -24,7 +24,7 @@ mod demo {
                 .gather(
                     ::pld::__private::dsl::window(&local),
                     ::pld::__private::dsl::window(&rows),
-                    ::pld::Rooted::root((1) as i64)
+                    ::pld::Rooted::root(::pld::__private::dsl::root(1))
                         .nranks(4)
                         .signal(::pld::__private::dsl::signal(&s)),
                 )?;

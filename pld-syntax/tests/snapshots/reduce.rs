@@ -17,7 +17,7 @@ mod demo {
             __pld_host
                 .reduce(
                     ::pld::__private::dsl::window(&data),
-                    ::pld::Reduce::root((0) as i64)
+                    ::pld::Reduce::root(::pld::__private::dsl::root(0))
                         .op(::pld::ReduceOp::Sum)
                         .signal(::pld::__private::dsl::signal(&__auto_reduce_0)),
                 )?;
@@ -25,7 +25,7 @@ mod demo {
                 __pld_host
                     .reduce(
                         ::pld::__private::dsl::window(&data),
-                        ::pld::Reduce::root((root) as i64)
+                        ::pld::Reduce::root(::pld::__private::dsl::root(root))
                             .op(::pld::ReduceOp::Min)
                             .group({
                                 if __pld_group_0.get().is_none() {

@@ -14,7 +14,7 @@ mod demo {
                     .scatter(
                         ::pld::__private::dsl::window(&rows),
                         ::pld::__private::dsl::window(&mine),
-                        ::pld::Rooted::root((1) as i64)
+                        ::pld::Rooted::root(::pld::__private::dsl::root(1))
                             .group(&(g))
                             .signal(::pld::__private::dsl::signal(&__auto_scatter_0)),
                     )?;
