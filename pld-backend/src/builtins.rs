@@ -526,7 +526,10 @@ fn reduce(op: ReduceOp, dtype: DType) -> String {
 /// Gather to the root: row p of the root's [nranks, row] target receives rank p's local row
 /// (the root's own copied locally); the other ranks' targets are untouched. Rows that
 /// `pld_ll_rows` admits travel as messages to the root, acknowledged by an empty message; larger
-/// ones are pulled by the root between the collect handshake's credits.
+/// ones are written by every peer into the root's target at once, between the root's credit
+/// (its target may be written) and the peer's (done), or, where a peer is reached through the
+/// transport only, pulled by the root between the collect handshake's credits. (The root pulling
+/// every row in turn was 0.72x of Open MPI at 4 ranks, 8 MiB: one core copied them all.)
 const GATHER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a->root;
     const uint64_t row = a->row_bytes;
     if (root < 0 || root >= w) return PLD_OUT_OF_BOUNDS;
@@ -550,6 +553,32 @@ const GATHER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a->
         }
         return pld_collect_acknowledge(c, a);
     }
+    int push = 1;
+    for (int32_t p = 0; p < w; ++p)
+        if (!c->peer_bases[p]) push = 0;
+    if (push) {
+        /* Every peer writes its own row into the root's target at once (the root alone would
+         * copy every row in turn): the root credits each peer once its target may be written,
+         * each peer puts its row and credits back. */
+        PLD_TRY(pld_publish(c, a));
+        if (r == root) {
+            for (int32_t i = 1; i < w; ++i) PLD_TRY(pld_credit(c, a, (root + i) % w));
+            for (int32_t i = 1; i < w; ++i) {
+                const int32_t p = (root + i) % w;
+                PLD_TRY(pld_await_first(c, a, p, a->signal_off, w));
+                PLD_TRY(pld_check_peer(c, a, p));
+            }
+            return pld_settle_all(c, a, 1);
+        }
+        PLD_TRY(pld_await_first(c, a, root, pld_cell(a, root), 1));
+        PLD_TRY(pld_check_peer(c, a, root));
+        PLD_TRY(pld_put(c, root, a->target_off + row * (uint64_t)r, local, row));
+        PLD_TRY(pld_credit(c, a, root));
+        return pld_settle(c, a, root, 1);
+    }
+    /* A peer reached through the transport only: the root pulls (it reads only what it fetched
+     * itself, never what a peer's Put left in its window, which MPI makes visible to the owner
+     * only after a window synchronisation). */
     if (r != root) return pld_collect_peer(c, a);
     PLD_TRY(pld_collect_ready(c, a));
     for (int32_t i = 1; i < w; ++i) {
