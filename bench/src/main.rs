@@ -55,9 +55,9 @@ struct Args {
     /// Size step factor.
     #[arg(short = 'f', long = "stepfactor", default_value_t = 4)]
     factor: usize,
-    /// Ranks.
-    #[arg(short = 'n', long = "nranks", default_value_t = 2)]
-    nranks: usize,
+    /// Ranks [default: 2; under mpirun, the job's process count, which a given -n must equal].
+    #[arg(short = 'n', long = "nranks")]
+    nranks: Option<usize>,
     /// all_reduce mode (`mesh`, `ring`; all_reduce only).
     #[arg(long)]
     mode: Option<String>,
@@ -157,21 +157,40 @@ fn keep_best<R: Timed>(best: &mut [R], again: Vec<R>) {
     }
 }
 
+/// The job's process count from the MPI launcher's environment (Open MPI, MPICH/Hydra, PMI).
+fn mpi_job_size() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().and_then(|s| s.parse().ok()))
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
+    // Under mpirun the world is the job: the windows are sized and the patterns checked for its
+    // process count, so -n is taken from the launcher (a -n that differs was a mistake).
+    let nranks = match (pld::World::launched_by_mpi().then(mpi_job_size).flatten(), args.nranks) {
+        (Some(job), Some(n)) if n != job => bail!("-n {n}, but mpirun started {job} processes"),
+        (Some(job), _) => job,
+        (None, Some(n)) => n,
+        (None, None) if pld::World::launched_by_mpi() => {
+            bail!("started by an MPI launcher whose process count is not in the environment: give -n")
+        }
+        (None, None) => 2,
+    };
+
     if args.factor < 2 {
         bail!("-f must be 2 or more");
     }
-    if args.nranks == 0 {
+    if nranks == 0 {
         bail!("-n must be 1 or more");
     }
     // An option that does not apply to the collective is an error, not silently ignored.
-    let reducing = matches!(args.collective, Collective::AllReduce | Collective::ReduceScatter);
+    let reducing = matches!(args.collective, Collective::AllReduce | Collective::ReduceScatter | Collective::Reduce);
     if let (Some(mode), false) = (&args.mode, args.collective == Collective::AllReduce) {
         bail!("--mode {mode} applies to all_reduce only, not {}", args.collective.name());
     }
     if let (Some(op), false) = (&args.op, reducing) {
-        bail!("--op {op} applies to all_reduce and reduce_scatter only, not {}", args.collective.name());
+        bail!("--op {op} applies to all_reduce, reduce_scatter and reduce only, not {}", args.collective.name());
     }
     let op_name = args.op.as_deref().unwrap_or("sum");
     let op = pld::ReduceOp::from_name(op_name).with_context(|| format!("unknown op `{op_name}`"))?;
@@ -193,15 +212,15 @@ fn main() -> Result<()> {
         }
     }
     if let Some(k) = args.group_of
-        && (k == 0 || k > args.nranks)
+        && (k == 0 || k > nranks)
     {
-        bail!("--group-of {k} needs 1 to {} ranks (the world's -n)", args.nranks);
+        bail!("--group-of {k} needs 1 to {nranks} ranks (the world's -n)");
     }
     if let Some(k) = args.group_of
         && args.split
-        && args.nranks % k != 0
+        && nranks % k != 0
     {
-        bail!("--split needs -n {} to be a multiple of --group-of {k}", args.nranks);
+        bail!("--split needs -n {nranks} to be a multiple of --group-of {k}");
     }
     if args.baseline.as_deref() == Some("world") && args.group_of.is_none() {
         bail!("--baseline world compares a group with a world of its size: give --group-of K");
@@ -215,7 +234,7 @@ fn main() -> Result<()> {
     }
     let config = measure::Config {
         coll: args.collective,
-        nranks: args.nranks,
+        nranks,
         launcher: "local",
         op,
         mode,

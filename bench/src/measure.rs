@@ -105,6 +105,7 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> 
     // Two windows at the largest size, the counts and signals, and room for alignment.
     let world = world(n, config.check_calls, 2 * n * max * elem + (1 << 20))?;
     let (n, launcher) = (world.nranks(), world.launcher());
+    anyhow::ensure!(n == config.nranks, "the world has {n} ranks, the sweep was sized for {}", config.nranks);
     if config.host_per_rank && !pld::World::launched_by_mpi() {
         // Every rank's thread runs the sweep; rank 0 reports, with every rank's wrong elements.
         let mut ranks = world.spmd(|host| sweep_on::<T>(config, sizes, host, max))?.into_iter();

@@ -108,7 +108,7 @@ macro_rules! host_only {
 }
 
 host_only! {
-    /// `all_reduce!(target, op = sum|max|min|prod, mode = mesh|ring, nranks = N, signal = s)`:
+    /// `all_reduce!(target, op = sum|max|min|prod, mode = mesh|ring|auto, nranks = N, signal = s)`:
     /// every rank's `target` becomes the reduction over all ranks, in place.
     ///
     /// Defaults: `op = sum`, `mode = mesh`. `nranks` (ring only) is a positive integer literal

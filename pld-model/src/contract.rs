@@ -40,17 +40,36 @@ pub enum AllReduceMode {
     Mesh,
     /// Reduce-scatter then all-gather around the ring of ranks, neighbour to neighbour.
     Ring,
+    /// The runtime picks mesh or ring per call from the call's size, rank count and launcher
+    /// ([`AllReduceMode::resolve`]); the bits are the explicit mode's.
+    Auto,
 }
 
 impl AllReduceMode {
-    /// Both modes.
-    pub const ALL: [AllReduceMode; 2] = [AllReduceMode::Mesh, AllReduceMode::Ring];
+    /// Every mode.
+    pub const ALL: [AllReduceMode; 3] = [AllReduceMode::Mesh, AllReduceMode::Ring, AllReduceMode::Auto];
 
-    /// The keyword used in source code (`mesh`, `ring`).
+    /// The keyword used in source code (`mesh`, `ring`, `auto`).
     pub const fn name(self) -> &'static str {
         match self {
             AllReduceMode::Mesh => "mesh",
             AllReduceMode::Ring => "ring",
+            AllReduceMode::Auto => "auto",
+        }
+    }
+
+    /// The mode a call runs: an explicit one as given; `Auto` by the rule measured on this
+    /// project's machines (docs/PERFORMANCE.md, "mode = auto"): mesh, whatever the size, the rank
+    /// count and the launcher. Ring lost at every size on shared memory (local threads and MPI
+    /// shared windows: 1.4x-7x slower at 2 and 4 ranks) and was not faster beyond noise over
+    /// one-sided MPI on one node (mesh ahead at 64 MiB). `bytes`, `nranks` and `transport_only`
+    /// (peers reached through one-sided MPI only) are the inputs a cross-host choice will need;
+    /// every rank of a call resolves from the same values, so all run the same kernel.
+    pub const fn resolve(self, bytes: usize, nranks: usize, transport_only: bool) -> AllReduceMode {
+        let _ = (bytes, nranks, transport_only);
+        match self {
+            AllReduceMode::Auto => AllReduceMode::Mesh,
+            explicit => explicit,
         }
     }
 

@@ -233,10 +233,14 @@ impl CallParser {
     fn check_combinations(&mut self) {
         let call = &self.call;
         if call.collective == Collective::AllReduce
-            && call.mode.unwrap_or_default() == AllReduceMode::Mesh
+            && call.mode.unwrap_or_default() != AllReduceMode::Ring
             && let Some(key) = &self.nranks_key
         {
-            let why = if call.mode.is_some() { "mode = mesh" } else { "mesh, the default mode," };
+            let why = match call.mode {
+                Some(AllReduceMode::Auto) => "mode = auto (which runs mesh)",
+                Some(_) => "mode = mesh",
+                None => "mesh, the default mode,",
+            };
             let message = format!("`nranks` applies to `mode = ring` only: {why} uses the world's rank count");
             self.errors.spanned(key, message);
         }

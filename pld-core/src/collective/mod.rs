@@ -217,13 +217,16 @@ impl Host<'_> {
         let call = CallWhat::AllReduce { mode: opts.mode, op: opts.op, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
         let plan = self.plan(Collective::AllReduce, call, Location::caller(), opts.common, &operands)?;
-        // Mesh mode picks one-shot or two-shot by size (same reduction order, same bits).
-        let (kind, scratch) = match opts.mode {
+        // Auto picks the mode; mesh mode picks one-shot or two-shot by size (same reduction
+        // order, same bits).
+        let transport_only = self.world().shared().fabric.transport_only;
+        let (kind, scratch) = match opts.mode.resolve(target.bytes(), plan.size, transport_only) {
             AllReduceMode::Mesh if target.bytes() >= self.world().shared().settings.two_shot_bytes_for(plan.size) => {
                 (KernelKind::AllReduceTwoShot, 3 * TILE_BYTES)
             }
             AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + 2 * TILE_BYTES),
             AllReduceMode::Ring => (KernelKind::AllReduceRing, TILE_BYTES),
+            AllReduceMode::Auto => unreachable!("resolve gives an explicit mode"),
         };
         let args = CollArgs { target_off: target.offset() as u64, count: target.len() as u64, ..CollArgs::default() };
         self.dispatch(
