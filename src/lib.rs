@@ -52,8 +52,8 @@ pub use pld_core::{
     Rooted, Shape, Tensor, WaitCmp, Window, World, WorldBuilder, bf16, f16,
 };
 pub use pld_macros::{
-    all_gather, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, gather, host, kernel, launch, program,
-    reduce, reduce_scatter, scatter, signal, stage_in, stage_out, window,
+    all_gather, all_gather_v, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, gather, host, kernel, launch,
+    program, reduce, reduce_scatter, scatter, signal, stage_in, stage_out, window,
 };
 
 // What generated code, the bench and hand-written device kernels reach for: public so they can,
@@ -78,8 +78,8 @@ pub mod prelude {
         ReduceScatter, Result, Rooted, Tensor, Window, World, bf16, f16,
     };
     pub use pld_macros::{
-        all_gather, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, gather, launch, reduce, reduce_scatter,
-        scatter, signal, stage_in, stage_out, window,
+        all_gather, all_gather_v, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, gather, launch, reduce,
+        reduce_scatter, scatter, signal, stage_in, stage_out, window,
     };
 }
 

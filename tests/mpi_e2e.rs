@@ -54,7 +54,9 @@ fn main() {
             with_dtype!(dtype, reduce(&host, count, op, (count + i + 1) % n, seed));
             with_dtype!(dtype, gather(&host, count / n, (count + i + 2) % n, seed));
             with_dtype!(dtype, scatter(&host, count / n, (count + i + 3) % n, seed));
-            calls += 10;
+            let rows: Vec<usize> = (0..n).map(|s| (s * 3 + i) % (max_rows + 1)).collect();
+            with_dtype!(dtype, all_gather_v(&host, max_rows, 5, &rows, seed));
+            calls += 11;
         }
     }
     host.barrier(pld::Opts::new()).expect("a final barrier");

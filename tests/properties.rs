@@ -93,6 +93,17 @@ proptest! {
     }
 
     #[test]
+    fn all_gather_v_moves_the_counted_rows(n in 1usize..=8, calls in calls(), shapes in any::<u64>()) {
+        let world = world(n);
+        for (i, (count, _, dtype, seed)) in calls.into_iter().enumerate() {
+            let max_rows = 1 + count % 9;
+            let counts: Vec<usize> =
+                (0..n).map(|s| (shapes.rotate_left((i * 7 + s) as u32) % (max_rows as u64 + 1)) as usize).collect();
+            with_dtype!(dtype, all_gather_v(&world.host().unwrap(), max_rows, 1 + count % 5, &counts, seed));
+        }
+    }
+
+    #[test]
     fn all_gather_concatenates_in_rank_order(n in 1usize..=8, calls in calls()) {
         let world = world(n);
         for (count, _, dtype, seed) in calls {

@@ -23,7 +23,7 @@ fn random_call(host: &pld::Host<'_>, values: &mut Values) -> &'static str {
     // Mostly small calls, some up to 64 Ki elements.
     let count = if pick(values, 8) == 0 { pick(values, 1 << 16) } else { pick(values, 512) };
     let seed = values.next();
-    match pick(values, 9) {
+    match pick(values, 10) {
         0 => {
             let mode = if pick(values, 2) == 0 { AllReduceMode::Mesh } else { AllReduceMode::Ring };
             with_dtype!(dtype, all_reduce(host, count, op, mode, seed));
@@ -57,6 +57,12 @@ fn random_call(host: &pld::Host<'_>, values: &mut Values) -> &'static str {
         7 => {
             with_dtype!(dtype, scatter(host, count / n, pick(values, n), seed));
             "scatter"
+        }
+        8 => {
+            let max_rows = 1 + pick(values, 8);
+            let counts: Vec<usize> = (0..n).map(|_| pick(values, max_rows + 1)).collect();
+            with_dtype!(dtype, all_gather_v(host, max_rows, 1 + pick(values, 16), &counts, seed));
+            "all_gather_v"
         }
         _ => {
             let max_rows = pick(values, 9);

@@ -1,11 +1,12 @@
 // mpibench.c - pld-bench's MPI baseline: every collective pld has, through the MPI call a user
 // would otherwise make (MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast,
 // MPI_Alltoall, MPI_Alltoallv with the same count to every peer, MPI_Barrier, and the rooted
-// MPI_Reduce, MPI_Gather and MPI_Scatter with root 0). Float32, sum.
+// MPI_Reduce, MPI_Gather and MPI_Scatter with root 0, MPI_Allgatherv with the same count from
+// every rank). Float32, sum.
 // Per size: warm up, grow a batch to 20 ms to estimate, run target_sec worth, report the mean
 // over ranks; then a fresh exact pattern and a count of wrong elements over all ranks.
 // usage: mpirun -np N ./mpibench <allreduce|allgather|reduce_scatter|bcast|alltoall|alltoallv|barrier|
-//                                 reduce|gather|scatter>
+//                                 reduce|gather|scatter|allgatherv>
 //        [minB] [maxB] [factor] [target_sec]
 // Sizes as pld-bench gives them: all_reduce, broadcast and reduce the whole buffer; all_gather,
 // reduce_scatter, all_to_all, all_to_all_v, gather and scatter one rank's whole input or output
@@ -16,9 +17,9 @@
 #include <string.h>
 
 static int rank, nranks;
-enum { AR, AG, RS, BC, A2A, A2AV, BAR, RD, GA, SC, LAST = SC };
+enum { AR, AG, RS, BC, A2A, A2AV, BAR, RD, GA, SC, AGV, LAST = AGV };
 static const char *NAMES[] = {"allreduce", "allgather", "reduce_scatter", "bcast", "alltoall",
-                              "alltoallv", "barrier", "reduce", "gather", "scatter"};
+                              "alltoallv", "barrier", "reduce", "gather", "scatter", "allgatherv"};
 static int *counts, *displs;
 
 // cnt: elements of the buffer (allreduce, bcast) or of one block (the others).
@@ -33,19 +34,22 @@ static void run(int c, float *s, float *r, size_t cnt) {
     case RD: MPI_Reduce(s, r, (int)cnt, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); break;
     case GA: MPI_Gather(s, (int)cnt, MPI_FLOAT, r, (int)cnt, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
     case SC: MPI_Scatter(s, (int)cnt, MPI_FLOAT, r, (int)cnt, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+    case AGV: MPI_Allgatherv(s, (int)cnt, MPI_FLOAT, r, counts, displs, MPI_FLOAT, MPI_COMM_WORLD); break;
     default: MPI_Barrier(MPI_COMM_WORLD); break;
     }
 }
 
 // Elements of the send and receive buffers.
 static size_t send_len(int c, size_t cnt) { return (c == RS || c == A2A || c == A2AV || c == SC) ? cnt * nranks : cnt; }
-static size_t recv_len(int c, size_t cnt) { return (c == AG || c == A2A || c == A2AV || c == GA) ? cnt * nranks : cnt; }
+static size_t recv_len(int c, size_t cnt) {
+    return (c == AG || c == A2A || c == A2AV || c == GA || c == AGV) ? cnt * nranks : cnt;
+}
 
 // Exact-integer patterns (every value below 2^24, so any reduction order gives the same sum).
 static void init(int c, float *s, float *r, size_t cnt) {
     for (size_t i = 0; i < send_len(c, cnt); i++) {
         if (c == AR || c == RS || c == RD) s[i] = (float)((rank + 1) * ((i % 1024) + 1));
-        else if (c == AG || c == GA) s[i] = (float)(rank * 4096 + (i % 4096));
+        else if (c == AG || c == GA || c == AGV) s[i] = (float)(rank * 4096 + (i % 4096));
         else if (c == SC) s[i] = rank == 0 ? (float)((i / cnt) * 4096 + ((i % cnt) % 4096)) : -7.0f;
         else if (c == BC) s[i] = rank == 0 ? (float)(i % 65536) + 0.5f : -7.0f;
         else { size_t d = i / cnt, j = i % cnt; s[i] = (float)(((rank * 16 + d) * 1024) + (j % 1024)); }
@@ -64,7 +68,7 @@ static long long check(int c, const float *s, const float *r, size_t cnt) {
     } else if (c == SC) {
         for (size_t j = 0; j < cnt; j++)
             if (r[j] != (float)(rank * 4096 + (j % 4096))) bad++;
-    } else if (c == AG || c == GA) {
+    } else if (c == AG || c == GA || c == AGV) {
         for (size_t i = 0; i < cnt * nranks; i++)
             if (r[i] != (float)((i / cnt) * 4096 + ((i % cnt) % 4096))) bad++;
     } else if (c == BC) {

@@ -43,7 +43,7 @@ fn parse_collective(name: &str) -> Result<Collective, String> {
 #[command(name = "pld-bench", about = "nccl-tests-style benchmark of pld collectives, side by side with Open MPI")]
 struct Args {
     /// The collective (all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier,
-    /// reduce, gather, scatter).
+    /// reduce, gather, scatter, all_gather_v).
     #[arg(value_parser = parse_collective)]
     collective: Collective,
     /// Smallest size (bytes; K, M, G suffixes).

@@ -87,7 +87,8 @@ fn shape(coll: Collective, bytes: usize, n: usize, elem: usize) -> (usize, usize
         | Collective::AllToAll
         | Collective::AllToAllV
         | Collective::Gather
-        | Collective::Scatter => {
+        | Collective::Scatter
+        | Collective::AllGatherV => {
             let chunk = (bytes / elem / n).max(1);
             (chunk, chunk * n * elem)
         }
@@ -99,11 +100,12 @@ fn shape(coll: Collective, bytes: usize, n: usize, elem: usize) -> (usize, usize
 }
 
 fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> {
-    let n = config.nranks;
+    let (n, k) = (config.nranks, config.call_ranks());
     let elem = config.dtype.size();
-    let max = sizes.iter().map(|&b| shape(config.coll, b, n, elem).0).max().unwrap_or(1).max(1);
+    // Shapes are in the call's terms (a group's size under --group-of).
+    let max = sizes.iter().map(|&b| shape(config.coll, b, k, elem).0).max().unwrap_or(1).max(1);
     // Two windows at the largest size, the counts and signals, and room for alignment.
-    let world = world(n, config.check_calls, 2 * n * max * elem + (1 << 20))?;
+    let world = world(n, config.check_calls, 2 * k * max * elem + (1 << 20))?;
     let (n, launcher) = (world.nranks(), world.launcher());
     anyhow::ensure!(n == config.nranks, "the world has {n} ranks, the sweep was sized for {}", config.nranks);
     if config.host_per_rank && !pld::World::launched_by_mpi() {
@@ -163,11 +165,13 @@ fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max
         let (wa, wb) = match config.coll {
             Collective::AllGather | Collective::Gather => (a.view::<T>([count])?, b.view::<T>([n, count])?),
             Collective::Scatter => (a.view::<T>([n, count])?, b.view::<T>([count])?),
+            Collective::AllGatherV => (a.view::<T>([count, 1])?, b.view::<T>([n * count, 1])?),
             Collective::AllToAllV => (a.view::<T>([n * count, 1])?, b.view::<T>([n * count, 1])?),
             Collective::ReduceScatter | Collective::AllToAll => (a.view::<T>([n, count])?, b.view::<T>([n, count])?),
             _ => (a.view::<T>([count])?, b.view::<T>([count])?),
         };
-        if config.coll == Collective::AllToAllV {
+        if matches!(config.coll, Collective::AllToAllV | Collective::AllGatherV) {
+            // Every block full: the same bytes as the collective without counts.
             for r in host.ranks() {
                 host.write(&send, r, &vec![count as i32; n])?;
             }
@@ -189,6 +193,7 @@ fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max
                 Collective::Reduce => host.reduce(&wa, grouped!(Reduce::root(0).op(config.op).signal(&signal))),
                 Collective::Gather => host.gather(&wa, &wb, grouped!(Rooted::root(0).signal(&signal))),
                 Collective::Scatter => host.scatter(&wa, &wb, grouped!(Rooted::root(0).signal(&signal))),
+                Collective::AllGatherV => host.all_gather_v(&wa, &wb, &send, opts),
             }
         };
         let warm_up = if rows.is_empty() { FIRST_WARM_UP } else { WARM_UP };
@@ -348,7 +353,7 @@ fn check<T: BenchElem>(
                 );
             }
         }
-        Collective::AllGather => {
+        Collective::AllGather | Collective::AllGatherV => {
             for r in ranks() {
                 host.write(a, r, &inputs::<T>(op, r % n, k, count))?;
             }

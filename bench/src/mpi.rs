@@ -40,6 +40,7 @@ fn harness_name(coll: Collective) -> &'static str {
         Collective::Reduce => "reduce",
         Collective::Gather => "gather",
         Collective::Scatter => "scatter",
+        Collective::AllGatherV => "allgatherv",
     }
 }
 

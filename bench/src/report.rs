@@ -20,7 +20,7 @@ fn placement(config: &Config) -> &'static str {
     use pld::Collective::*;
     match config.coll {
         AllReduce | ReduceScatter | Broadcast | Reduce => "in-place",
-        AllGather | AllToAll | AllToAllV | Gather | Scatter => "out-of-place",
+        AllGather | AllToAll | AllToAllV | Gather | Scatter | AllGatherV => "out-of-place",
         Barrier => "-",
     }
 }

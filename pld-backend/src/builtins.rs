@@ -147,6 +147,7 @@ pub fn builtin_kernel(variant: KernelVariant) -> String {
         (KernelKind::Reduce, Some((op, dtype))) => reduce(op, dtype),
         (KernelKind::Gather, None) => GATHER.to_owned(),
         (KernelKind::Scatter, None) => SCATTER.to_owned(),
+        (KernelKind::AllGatherV, None) => ALL_GATHER_V.to_owned(),
         (kind, reduction) => unreachable!("no kernel for {kind:?} with {reduction:?}"),
     };
     let mut c = String::new();
@@ -810,6 +811,58 @@ const ALL_TO_ALL_V: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64
                         row * (uint64_t)count));
     }
     if (w == 1) return PLD_OK;
+    PLD_TRY(pld_round_all(c, a, 2));
+    return pld_settle_all(c, a, 2);
+"#;
+
+/// Local is [max_rows] rows; target is [nranks * max_rows] rows, block p for rank p; counts is
+/// int32 [nranks]. Each rank checks its own count, counts[rank] (a bad one is reported by the
+/// rank that set it, before anything moves), copies its counted rows into its own block, then
+/// takes every peer's count and exactly that many rows, recording the count in counts[peer].
+/// A rank writes only the entries of other ranks, and peers read only the entry of its rank, so
+/// nobody reads an entry while it changes. Where a block and its count fit an LL slot (as
+/// `pld_ll_rows` admits), each rank's count and rows travel instead as one message to every peer
+/// (no rounds).
+const ALL_GATHER_V: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64_t)c->nranks, r = (uint64_t)c->rank;
+    const int64_t cap = a->max_rows;
+    const uint64_t block = row * (uint64_t)cap;
+    if (cap < 0 || !pld_in_window(c, a->input_off, block) ||
+        !pld_in_window(c, a->target_off, block * w) ||
+        !pld_in_window(c, a->send_counts_off, 4 * w)) return PLD_OUT_OF_BOUNDS;
+    int32_t *counts = (int32_t *)(c->local_base + a->send_counts_off);
+    const int32_t mine = counts[r];
+    PLD_TRY(pld_check_count(c, mine, cap, a->send_counts_off + 4 * r, (int32_t)r));
+    uint8_t *target = c->local_base + a->target_off;
+    const uint8_t *local = c->local_base + a->input_off;
+    pld_copy(target + block * r, local, row * (uint64_t)mine);
+    if (w == 1) return PLD_OK;
+    if (8 + block <= c->scratch_bytes && pld_ll_rows(c, a, 8 + block)) {
+        uint8_t *message = c->scratch;
+        memset(message, 0, 8);
+        memcpy(message, &mine, 4);
+        memcpy(message + 8, local, row * (uint64_t)mine);
+        PLD_TRY(pld_ll_send(c, a, message, 8 + row * (uint64_t)mine));
+        for (uint64_t i = 1; i < w; ++i) {
+            const int32_t p = (int32_t)((r + i) % w);
+            const void *data;
+            int32_t count;
+            PLD_TRY(pld_ll_receive(c, a, p, &data));
+            memcpy(&count, data, 4);
+            PLD_TRY(pld_check_count(c, count, cap, a->send_counts_off + 4 * (uint64_t)p, p));
+            counts[p] = count;
+            memcpy(target + block * (uint64_t)p, (const uint8_t *)data + 8, row * (uint64_t)count);
+        }
+        return PLD_OK;
+    }
+    PLD_TRY(pld_ready_round(c, a));
+    for (uint64_t i = 1; i < w; ++i) {
+        const int32_t p = (int32_t)((r + i) % w);
+        int32_t count;
+        PLD_TRY(pld_get(c, p, &count, a->send_counts_off + 4 * (uint64_t)p, 4));
+        PLD_TRY(pld_check_count(c, count, cap, a->send_counts_off + 4 * (uint64_t)p, p));
+        counts[p] = count;
+        PLD_TRY(pld_get(c, p, target + block * (uint64_t)p, a->input_off, row * (uint64_t)count));
+    }
     PLD_TRY(pld_round_all(c, a, 2));
     return pld_settle_all(c, a, 2);
 "#;

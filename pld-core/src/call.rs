@@ -19,6 +19,7 @@ pub(crate) enum CallWhat {
     Reduce { op: ReduceOp, root: i64, dtype: DType },
     Gather { root: i64, dtype: DType },
     Scatter { root: i64, dtype: DType },
+    AllGatherV { dtype: DType },
 }
 
 impl std::fmt::Display for CallWhat {
@@ -36,6 +37,7 @@ impl std::fmt::Display for CallWhat {
             CallWhat::Reduce { op, root, dtype } => write!(f, "reduce(op = {op}, root = {root}, dtype = {dtype})"),
             CallWhat::Gather { root, dtype } => write!(f, "gather(root = {root}, dtype = {dtype})"),
             CallWhat::Scatter { root, dtype } => write!(f, "scatter(root = {root}, dtype = {dtype})"),
+            CallWhat::AllGatherV { dtype } => write!(f, "all_gather_v(dtype = {dtype})"),
         }
     }
 }

@@ -60,10 +60,10 @@ impl<S: AsSignal + ?Sized> AsSignal for &S {
     }
 }
 
-/// Something that can hold all_to_all_v counts: an `i32` window.
+/// Something that can hold the counts of all_to_all_v or all_gather_v: an `i32` window.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot hold all_to_all_v counts",
-    label = "send and receive counts are `i32` windows with one cell per rank",
+    message = "`{Self}` cannot hold counts of rows",
+    label = "the counts of all_to_all_v and all_gather_v are `i32` windows with one cell per rank",
     note = "make one with `let counts = window!(i32, [nranks]);`"
 )]
 pub trait AsCounts {

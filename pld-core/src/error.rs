@@ -193,7 +193,7 @@ pub enum Error {
         /// Elements in the host data.
         found: usize,
     },
-    /// An all_to_all_v count below zero or above the capacity of a peer block.
+    /// An all_to_all_v or all_gather_v count below zero or above the capacity of a block.
     #[error(
         "rank {rank}, {call}: `{buffer}`[{peer}] = {value} is outside 0..={capacity} \
          (rows per peer block)"

@@ -285,6 +285,37 @@ host_only! {
     /// ```
     scatter;
 
+    /// `all_gather_v!(local, target, counts, nranks = N, group = g, signal = s)`: `local` is
+    /// `[max_rows, ...]`, `target` `[nranks * max_rows, ...]`, `counts` `i32 [nranks]`. Each rank
+    /// sends the first `counts[rank]` rows of its `local`; block `p` of every rank's `target`
+    /// receives rank `p`'s rows and `counts[p]` their count. Rows past a count stay as they were;
+    /// a count below 0 or above `max_rows` is an error naming the rank.
+    ///
+    /// ```
+    /// #[pld::program]
+    /// mod demo {
+    ///     #[pld::host]
+    ///     pub fn ragged() -> (Vec<i32>, Vec<i32>) {
+    ///         let local = window!(i32, [2, 1]);
+    ///         let target = window!(i32, [4, 1]);
+    ///         let counts = window!(i32, [2]);
+    ///         for r in ranks() {
+    ///             stage_in!(local, r, [10 * r as i32, 10 * r as i32 + 1]);
+    ///             stage_in!(counts, r, [1, 2]); // rank 0 sends 1 row, rank 1 sends 2
+    ///         }
+    ///         all_gather_v!(local, target, counts);
+    ///         let (mut rows, mut seen) = (vec![0; 4], vec![0; 2]);
+    ///         stage_out!(target, 0, rows);
+    ///         stage_out!(counts, 0, seen);
+    ///         (rows, seen)
+    ///     }
+    /// }
+    /// let world = pld::World::local(2)?;
+    /// assert_eq!(demo::load(&world)?.ragged()?, (vec![0, 0, 10, 11], vec![1, 2]));
+    /// # Ok::<(), pld::Error>(())
+    /// ```
+    all_gather_v;
+
     /// `all_to_all!(input, target, nranks = N, signal = s)`: both `[nranks, n]`; row `p` of rank
     /// `r`'s `target` becomes row `r` of rank `p`'s `input`. The windows must differ.
     ///

@@ -30,6 +30,9 @@ pub enum Collective {
     Gather,
     /// Every rank's target receives row `rank` of the root's input.
     Scatter,
+    /// Like all_gather with a block of up to `max_rows` rows per rank, of which each rank sends
+    /// its counted rows; every rank learns every count.
+    AllGatherV,
 }
 
 /// The algorithm of an all_reduce.
@@ -92,6 +95,9 @@ pub enum WindowRole {
     SendCounts,
     /// all_to_all_v: i32 `[nranks]`, filled with the rows received from each peer.
     RecvCounts,
+    /// all_gather_v: i32 `[nranks]`; entry `rank` holds the rows this rank sends, the call
+    /// fills the others with the rows of each peer.
+    Counts,
 }
 
 impl WindowRole {
@@ -103,6 +109,7 @@ impl WindowRole {
             WindowRole::Local => "local",
             WindowRole::SendCounts => "send_counts",
             WindowRole::RecvCounts => "recv_counts",
+            WindowRole::Counts => "counts",
         }
     }
 }
@@ -130,7 +137,7 @@ pub struct Contract {
 
 impl Collective {
     /// Every collective, in table order.
-    pub const ALL: [Collective; 10] = [
+    pub const ALL: [Collective; 11] = [
         Collective::AllReduce,
         Collective::AllGather,
         Collective::ReduceScatter,
@@ -141,6 +148,7 @@ impl Collective {
         Collective::Reduce,
         Collective::Gather,
         Collective::Scatter,
+        Collective::AllGatherV,
     ];
 
     /// The name of the collective's macro and host method (`all_reduce`, `all_to_all_v`).
@@ -156,6 +164,7 @@ impl Collective {
             Collective::Reduce => "reduce",
             Collective::Gather => "gather",
             Collective::Scatter => "scatter",
+            Collective::AllGatherV => "all_gather_v",
         }
     }
 
@@ -187,7 +196,7 @@ impl fmt::Display for Collective {
 
 use WindowRole::*;
 
-const CONTRACTS: [Contract; 10] = [
+const CONTRACTS: [Contract; 11] = [
     Contract {
         collective: Collective::AllReduce,
         windows: &[Target],
@@ -278,6 +287,15 @@ const CONTRACTS: [Contract; 10] = [
         positional_signal: false,
         closes: true,
     },
+    Contract {
+        collective: Collective::AllGatherV,
+        windows: &[Local, Target, Counts],
+        keywords: &["nranks", "group", "signal"],
+        required_keywords: &[],
+        reduces: false,
+        positional_signal: false,
+        closes: true,
+    },
 ];
 
 /// The device kernels that implement the collectives.
@@ -311,11 +329,13 @@ pub enum KernelKind {
     Gather,
     /// Each rank takes its row of the root's input.
     Scatter,
+    /// Pull the counted rows of each peer's local block.
+    AllGatherV,
 }
 
 impl KernelKind {
     /// Every kernel kind.
-    pub const ALL: [KernelKind; 12] = [
+    pub const ALL: [KernelKind; 13] = [
         KernelKind::AllReduceMesh,
         KernelKind::AllReduceTwoShot,
         KernelKind::AllReduceRing,
@@ -328,6 +348,7 @@ impl KernelKind {
         KernelKind::Reduce,
         KernelKind::Gather,
         KernelKind::Scatter,
+        KernelKind::AllGatherV,
     ];
 
     /// Whether variants exist per (op, dtype).
@@ -357,6 +378,7 @@ impl KernelKind {
             KernelKind::Reduce => "reduce",
             KernelKind::Gather => "gather",
             KernelKind::Scatter => "scatter",
+            KernelKind::AllGatherV => "all_gather_v",
         }
     }
 
@@ -375,6 +397,7 @@ impl KernelKind {
             KernelKind::Reduce => Collective::Reduce,
             KernelKind::Gather => Collective::Gather,
             KernelKind::Scatter => Collective::Scatter,
+            KernelKind::AllGatherV => Collective::AllGatherV,
         }
     }
 }
@@ -455,7 +478,7 @@ mod tests {
     #[test]
     fn variants_cover_every_op_and_dtype_once() {
         let all: Vec<_> = KernelVariant::all().collect();
-        assert_eq!(all.len(), 5 * 4 * 10 + 7);
+        assert_eq!(all.len(), 5 * 4 * 10 + 8);
         let mut symbols: Vec<_> = all.iter().map(KernelVariant::symbol).collect();
         symbols.sort();
         symbols.dedup();

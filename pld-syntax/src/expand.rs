@@ -515,6 +515,12 @@ pub(crate) fn expand_call(call: &CollectiveCall, site: Span, group: Option<Token
             let (send, recv) = (&counts[0], &counts[1]);
             quote_spanned!(site=> #h.all_to_all_v(#input, #target, #send, #recv, #opts::new()#options)?)
         }
+        Collective::AllGatherV => {
+            let (local, target, counts) = (&windows[0], &windows[1], &call.windows[2]);
+            let dsl = paths::at(counts.span(), dsl.clone());
+            let counts = quote_spanned!(counts.span()=> #dsl::counts(&#counts));
+            quote_spanned!(site=> #h.all_gather_v(#local, #target, #counts, #opts::new()#options)?)
+        }
         Collective::Barrier => quote_spanned!(site=> #h.barrier(#opts::new()#options)?),
         Collective::Reduce => {
             let (builder, t) = (item("Reduce"), &windows[0]);

@@ -219,3 +219,24 @@ fn scatter() {
         expect_file!["snapshots/scatter.rs"],
     );
 }
+
+#[test]
+fn all_gather_v() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run(g: &pld::Group) {
+                    let local = window!(f32, [4, 8]);
+                    let target = window!(f32, [16, 8]);
+                    let counts = window!(i32, [4]);
+                    all_gather_v!(local, target, counts);
+                    for _ in 0..2 {
+                        all_gather_v!(local, target, counts, group = g);
+                    }
+                }
+            }
+        },
+        expect_file!["snapshots/all_gather_v.rs"],
+    );
+}

@@ -147,6 +147,39 @@ pub fn scatter<T: TestElem>(host: &Host<'_>, count: usize, root: usize, seed: u6
     assert_signal_clear(host, &signal, "scatter");
 }
 
+/// all_gather_v: rank s sends `counts[s]` rows of `width` (at most `max_rows`); block p of every
+/// target holds p's rows and, past them, what it held before; every rank learns every count.
+pub fn all_gather_v<T: TestElem>(host: &Host<'_>, max_rows: usize, width: usize, counts: &[usize], seed: u64) {
+    let n = host.nranks();
+    let local = host.window::<T>("local", [max_rows, width]).unwrap();
+    let target = host.window::<T>("target", [n * max_rows, width]).unwrap();
+    let count_cells = host.window::<i32>("counts", [n]).unwrap();
+    let signal = host.signal("signal").unwrap();
+    let mut values = Values(seed);
+    let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, max_rows * width)).collect();
+    let before: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, n * max_rows * width)).collect();
+    write_all(host, &local, &inputs);
+    write_all(host, &target, &before);
+    for r in host.ranks() {
+        // Only the own entry is read; the others hold garbage the call replaces.
+        let cells: Vec<i32> = (0..n).map(|p| if p == r { counts[r] as i32 } else { -99 }).collect();
+        host.write(&count_cells, r, &cells).unwrap();
+    }
+    host.all_gather_v(&local, &target, &count_cells, Opts::new().signal(&signal)).unwrap();
+    let block = max_rows * width;
+    for r in host.ranks() {
+        let mut expected = before[r].clone();
+        for p in 0..n {
+            let sent = counts[p] * width;
+            expected[p * block..p * block + sent].copy_from_slice(&inputs[p][..sent]);
+        }
+        assert_same(&host.read(&target, r).unwrap(), &expected, &format!("all_gather_v: rank {r}"));
+        let seen: Vec<i32> = counts.iter().map(|&c| c as i32).collect();
+        assert_eq!(host.read(&count_cells, r).unwrap(), seen, "all_gather_v: rank {r}'s counts");
+    }
+    assert_signal_clear(host, &signal, "all_gather_v");
+}
+
 pub fn all_gather<T: TestElem>(host: &Host<'_>, count: usize, seed: u64) {
     let n = host.nranks();
     let local = host.window::<T>("local", [count]).unwrap();

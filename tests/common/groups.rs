@@ -144,6 +144,37 @@ pub fn every_collective(host: &Host<'_>, set: &impl GroupSet, what: &str) {
             }
         }
         rooted(host, set, groups, round, what);
+        // all_gather_v: member i sends `(i + round) % 3` rows of up to 2, 3 wide.
+        let (max_rows, width) = (2, 3);
+        let sent = |i: usize| ((i + round) % 3).min(max_rows);
+        let local = host.window::<f32>("gv_local", [max_rows, width]).unwrap();
+        let target = host.window::<f32>("gv_target", [g * max_rows, width]).unwrap();
+        let counts = host.window::<i32>("gv_counts", [g]).unwrap();
+        stage(host, &local, groups, round, |i| (0..max_rows * width).map(|k| value(i, k, round)).collect());
+        stage(host, &target, groups, round, |_| vec![0.0; g * max_rows * width]);
+        for r in host.ranks() {
+            let cells: Vec<i32> = match place(groups, r) {
+                Some((_, i)) => (0..g).map(|p| if p == i { sent(i) as i32 } else { -1 }).collect(),
+                None => vec![UNTOUCHED as i32; g],
+            };
+            host.write(&counts, r, &cells).unwrap();
+        }
+        host.all_gather_v(&local, &target, &counts, Opts::new().group(set)).unwrap();
+        check(host, &target, groups, &format!("{what}: all_gather_v, round {round}"), |_, _| {
+            (0..g * max_rows * width)
+                .map(|k| {
+                    let (p, row) = (k / (max_rows * width), k / width % max_rows);
+                    if row < sent(p) { value(p, k % (max_rows * width), round) } else { 0.0 }
+                })
+                .collect()
+        });
+        for r in host.ranks() {
+            let found = host.read(&counts, r).unwrap();
+            match place(groups, r) {
+                Some(_) => assert_eq!(found, (0..g).map(|p| sent(p) as i32).collect::<Vec<_>>(), "{what}: rank {r}"),
+                None => assert!(found.iter().all(|&c| c == UNTOUCHED as i32), "{what}: rank {r}'s counts changed"),
+            }
+        }
         host.barrier(Opts::new().group(set)).unwrap();
     }
     host.sync().unwrap();

@@ -240,6 +240,45 @@ pub fn collectives_7() -> pld::Result<()> {
 /// docs/guide/collectives.md, `rust` block 8.
 pub fn collectives_8() -> pld::Result<()> {
     #[pld::program]
+    mod agv {
+        #[pld::host]
+        pub fn ragged() -> Vec<(usize, Vec<i32>, Vec<i32>)> {
+            let local = window!(i32, [2, 1]);
+            let target = window!(i32, [2 * world_size(), 1]);
+            let counts = window!(i32, [world_size()]);
+            for r in ranks() {
+                stage_in!(local, r, [10 * r as i32, 10 * r as i32 + 1]);
+                let mut mine = vec![0; world_size()];
+                mine[r] = (r % 3) as i32; // 0, 1 or 2 rows; only the own entry is read
+                stage_in!(counts, r, mine);
+            }
+            all_gather_v!(local, target, counts);
+            let mut outs = Vec::new();
+            for r in ranks() {
+                let (mut rows, mut seen) = (vec![0; 2 * world_size()], vec![0; world_size()]);
+                stage_out!(target, r, rows);
+                stage_out!(counts, r, seen);
+                outs.push((r, rows, seen));
+            }
+            outs
+        }
+    }
+    let world = pld::World::from_env()?;
+    let n = world.nranks();
+    for (r, rows, seen) in agv::load(&world)?.ragged()? {
+        let expected: Vec<i32> = (0..n).map(|p| (p % 3) as i32).collect();
+        assert_eq!(seen, expected, "rank {r} learns every count");
+        for p in 0..n {
+            let block: Vec<i32> = (0..2).map(|k| if k < p % 3 { 10 * p as i32 + k as i32 } else { 0 }).collect();
+            assert_eq!(rows[2 * p..2 * p + 2], block, "rank {r}, block {p}");
+        }
+    }
+    Ok::<(), pld::Error>(())
+}
+
+/// docs/guide/collectives.md, `rust` block 9.
+pub fn collectives_9() -> pld::Result<()> {
+    #[pld::program]
     mod rd {
         #[pld::host]
         pub fn to_last() -> Vec<(usize, Vec<i64>)> {
@@ -266,8 +305,8 @@ pub fn collectives_8() -> pld::Result<()> {
     Ok::<(), pld::Error>(())
 }
 
-/// docs/guide/collectives.md, `rust` block 9.
-pub fn collectives_9() -> pld::Result<()> {
+/// docs/guide/collectives.md, `rust` block 10.
+pub fn collectives_10() -> pld::Result<()> {
     #[pld::program]
     mod ga {
         #[pld::host]
@@ -300,8 +339,8 @@ pub fn collectives_9() -> pld::Result<()> {
     Ok::<(), pld::Error>(())
 }
 
-/// docs/guide/collectives.md, `rust` block 10.
-pub fn collectives_10() -> pld::Result<()> {
+/// docs/guide/collectives.md, `rust` block 11.
+pub fn collectives_11() -> pld::Result<()> {
     #[pld::program]
     mod sc {
         #[pld::host]
@@ -441,6 +480,7 @@ pub const BLOCKS: &[(&str, Block)] = &[
     ("collectives_8", collectives_8),
     ("collectives_9", collectives_9),
     ("collectives_10", collectives_10),
+    ("collectives_11", collectives_11),
     ("groups_1", groups_1),
     ("running_1", running_1),
     ("running_2", running_2),

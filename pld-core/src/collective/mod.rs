@@ -467,6 +467,57 @@ impl Host<'_> {
         self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len()))
     }
 
+    /// `local` is `[max_rows, ...]` and `target` `[nranks * max_rows, ...]` (rows of the same
+    /// shape); `counts` is `i32 [nranks]`. Each rank sends the first `counts[rank]` rows of its
+    /// `local` (set before the call; below 0 or above `max_rows` is an error naming the rank);
+    /// block `p` of every rank's `target` receives rank `p`'s rows, and `counts[p]` their count.
+    /// Rows past a count are not touched.
+    #[track_caller]
+    pub fn all_gather_v<T: Element>(
+        &self,
+        local: &Window<'_, T>,
+        target: &Window<'_, T>,
+        counts: &Window<'_, i32>,
+        opts: Opts<'_>,
+    ) -> Result<()> {
+        let call = CallWhat::AllGatherV { dtype: T::DTYPE };
+        let operands = [("local", local.operand()), ("target", target.operand()), ("counts", counts.operand())];
+        let plan = self.plan(Collective::AllGatherV, call, Location::caller(), opts.common, &operands)?;
+        let n = plan.size;
+        let dims = local.shape().dims();
+        let max_rows = dims.first().copied().unwrap_or(0);
+        let row_elems: usize = dims.iter().skip(1).product();
+        // Rows of the same length (a 1-D `local` has rows of one element), `n * max_rows` of them.
+        let target_dims = target.shape().dims();
+        let target_row: usize = target_dims.iter().skip(1).product();
+        if target_dims.first().copied() != Some(n * max_rows) || target_row != row_elems {
+            let mut shape = vec![n * max_rows];
+            shape.extend_from_slice(dims.get(1..).unwrap_or(&[]));
+            let expected = format!("{shape:?} ({n} blocks of `{}`'s {max_rows} rows)", local.name());
+            return Err(Self::bad(&plan.call, "target", &plan.operands[1].1, expected));
+        }
+        if counts.len() != n {
+            return Err(Self::bad(
+                &plan.call,
+                "counts",
+                &plan.operands[2].1,
+                format!("i32 [{n}] (one count per rank)"),
+            ));
+        }
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            input_off: local.offset() as u64,
+            row_bytes: (row_elems * T::DTYPE.size()) as u64,
+            send_counts_off: counts.offset() as u64,
+            max_rows: max_rows as i64,
+            ..CollArgs::default()
+        };
+        // Scratch: a message (a count and a block) when blocks travel as messages.
+        let scratch = TILE_BYTES.max(8 + local.bytes());
+        let variant = KernelVariant::movement(KernelKind::AllGatherV);
+        self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), local.len(), row_elems))
+    }
+
     /// A root in the call's terms (its group's, or the world's), else an error naming the call.
     fn checked_root(plan: &Plan<'_, '_>, root: i64) -> Result<i32> {
         if root < 0 || root >= plan.size as i64 {

@@ -1,5 +1,5 @@
 //! Every accepted form of the rooted collectives: roots as literals, variables, consts and
-//! expressions; ops; nranks; a group (variable and literal); a given signal.
+//! expressions; ops; nranks; a group (variable and literal); a given signal; all_gather_v.
 
 #[pld::program]
 mod demo {
@@ -29,6 +29,18 @@ mod demo {
         scatter!(rows, mine, root = 0);
         scatter!(rows, mine, root = ROOT, nranks = N);
         scatter!(pairs, mine, root = 0, group = [0, 2]);
+        let rows_of_one = window!(i32, [4, 1]);
+        let ragged = window!(i32, [N * 4, 1]);
+        let pair_rows = window!(i32, [8, 1]);
+        let counts = window!(i32, [N]);
+        let few = window!(i32, [2]);
+        for r in ranks() {
+            stage_in!(counts, r, [2; N]);
+            stage_in!(few, r, [1; 2]);
+        }
+        all_gather_v!(rows_of_one, ragged, counts);
+        all_gather_v!(rows_of_one, ragged, counts, nranks = 4, signal = s);
+        all_gather_v!(local, pair_rows, few, group = pair);
         let (mut a, mut b, mut c) = (vec![0; 4], vec![0; 16], vec![0; 4]);
         stage_out!(data, 0, a);
         stage_out!(rows, 0, b);

@@ -1,0 +1,14 @@
+#[pld::program]
+mod demo {
+    #[pld::host]
+    pub fn run() {
+        let local = window!(f32, [2, 8]);
+        let target = window!(f32, [8, 8]);
+        all_gather_v!(local, target);
+    }
+}
+
+fn main() {
+    let world = pld::World::local(4).unwrap();
+    let _ = demo::load(&world).unwrap().run();
+}
