@@ -419,3 +419,94 @@ fn large_copies_land_exactly_at_odd_sizes() {
     broadcast_case::<u8>(3, big + 2, 1);
     two_shot_case::<f32>(2, (3 << 20) + 5, ReduceOp::Sum);
 }
+
+/// Rank r's input for `op = avg` at element i: its mean over the ranks is exact in every dtype
+/// (n * (i % 3) for signed types, n * (i % 3) + n - 1 for unsigned ones; every sum fits i8 and
+/// u8 up to 7 ranks).
+fn avg_input<T: TestElem>(n: usize, r: usize, i: usize) -> T {
+    let base = (n * (i % 3)) as i64;
+    let v = if T::SIGNED { base + 2 * r as i64 - (n as i64 - 1) } else { base + 2 * r as i64 };
+    T::from_i64(v)
+}
+
+fn avg_mean<T: TestElem>(n: usize, i: usize) -> T {
+    let base = (n * (i % 3)) as i64;
+    T::from_i64(if T::SIGNED { base } else { base + n as i64 - 1 })
+}
+
+fn avg_case<T: TestElem>(nranks: usize, count: usize) {
+    let world = World::local(nranks).unwrap();
+    let host = world.host().unwrap();
+    let data = host.window::<T>("data", [count]).unwrap();
+    let rows = host.window::<T>("rows", [nranks, count]).unwrap();
+    let mean: Vec<T> = (0..count).map(|i| avg_mean::<T>(nranks, i)).collect();
+    for mode in AllReduceMode::ALL {
+        for r in 0..nranks {
+            host.write(&data, r, &(0..count).map(|i| avg_input::<T>(nranks, r, i)).collect::<Vec<_>>()).unwrap();
+        }
+        host.all_reduce(&data, AllReduce::mesh().mode(mode).op(ReduceOp::Avg)).unwrap();
+        for r in 0..nranks {
+            assert_same(&host.read(&data, r).unwrap(), &mean, &format!("avg {mode:?} {} x{count}, rank {r}", T::DTYPE));
+        }
+    }
+    for r in 0..nranks {
+        let input: Vec<T> = (0..nranks * count).map(|i| avg_input::<T>(nranks, r, i % count)).collect();
+        host.write(&rows, r, &input).unwrap();
+    }
+    host.reduce_scatter(&rows, ReduceScatter::new().op(ReduceOp::Avg)).unwrap();
+    for r in 0..nranks {
+        let found = host.read(&rows, r).unwrap();
+        assert_same(&found[r * count..(r + 1) * count], &mean, &format!("avg reduce_scatter {}, rank {r}", T::DTYPE));
+    }
+}
+
+#[test]
+fn avg_is_the_sum_divided_once_by_the_rank_count() {
+    for (j, dtype) in DType::ALL.into_iter().enumerate() {
+        for nranks in [1, 2, 3, 4, 7] {
+            with_dtype!(dtype, avg_case(nranks, [5, 3000, 70_000][(j + nranks) % 3]));
+        }
+    }
+}
+
+#[test]
+fn integer_avg_truncates_toward_zero_and_a_group_divides_by_its_size() {
+    let world = World::local(4).unwrap();
+    let host = world.host().unwrap();
+    let data = host.window::<i32>("data", [2]).unwrap();
+    for (r, v) in [[-3, 4], [-2, 1], [0, 0], [0, 0]].iter().enumerate() {
+        host.write(&data, r, v).unwrap();
+    }
+    // Over {0, 1}: (-3 + -2) / 2 = -2.5 -> -2, (4 + 1) / 2 = 2.5 -> 2.
+    let pair = host.group(&[0, 1]).unwrap();
+    host.all_reduce(&data, AllReduce::mesh().op(ReduceOp::Avg).group(&pair)).unwrap();
+    assert_eq!(host.read(&data, 0).unwrap(), vec![-2, 2]);
+    assert_eq!(host.read(&data, 1).unwrap(), vec![-2, 2]);
+    assert_eq!(host.read(&data, 2).unwrap(), vec![0, 0], "outside the group");
+    // A float mean over a group of 3 divides by 3 once.
+    let floats = host.window::<f64>("floats", [1]).unwrap();
+    for r in 0..4 {
+        host.write(&floats, r, &[r as f64]).unwrap();
+    }
+    let three = host.group(&[1, 2, 3]).unwrap();
+    host.reduce(&floats, pld::Reduce::root(0).op(ReduceOp::Avg).group(&three)).unwrap();
+    assert_eq!(host.read(&floats, 1).unwrap(), vec![(1.0 + 2.0 + 3.0) / 3.0], "the group's root");
+    assert_eq!(host.read(&floats, 2).unwrap(), vec![2.0], "a non-root keeps its input");
+    assert_eq!(host.read(&floats, 0).unwrap(), vec![0.0], "outside the group");
+}
+
+#[test]
+fn avg_and_sum_on_different_ranks_are_a_mismatch() {
+    let world = World::local(2).unwrap();
+    let results = world.spmd(|host| {
+        let data = host.window::<f32>("data", [4])?;
+        let op = if host.rank() == Some(0) { ReduceOp::Avg } else { ReduceOp::Sum };
+        host.all_reduce(&data, AllReduce::mesh().op(op))?;
+        host.sync()
+    });
+    let message = match results {
+        Ok(per_rank) => per_rank.into_iter().find_map(Result::err).expect("an error").to_string(),
+        Err(e) => e.to_string(),
+    };
+    assert!(message.contains("op = avg") && message.contains("op = sum"), "{message}");
+}

@@ -53,5 +53,6 @@ pub fn inputs<T: BenchElem>(op: ReduceOp, r: usize, k: usize, n: usize) -> Vec<T
 pub fn reduced<T: BenchElem>(op: ReduceOp, nranks: usize, k: usize, n: usize) -> Vec<T> {
     (0..n)
         .map(|i| (1..nranks).fold(value::<T>(op, 0, k, i), |acc, r| T::combine(op, acc, value(op, r, k, i))))
+        .map(|sum| if op == ReduceOp::Avg { T::average(sum, nranks) } else { sum })
         .collect()
 }

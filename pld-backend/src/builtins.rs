@@ -16,7 +16,7 @@ pub fn builtin_source() -> DeviceSource {
     let mut c = String::from(LL_ROWS);
     c.push_str(COUNT_CHECK);
     c.push_str(ROOT_COLLECT);
-    for op in ReduceOp::ALL {
+    for op in ReduceOp::COMBINING {
         for dtype in DType::ALL {
             c.push_str(&reduce_helper(op, dtype));
             c.push_str(&reduce2_helper(op, dtype));
@@ -72,6 +72,7 @@ fn combine(op: ReduceOp, dtype: DType, a: &str, b: &str) -> String {
         (ReduceOp::Min, _) if dtype.is_float() => format!("(({a} < {b} || {a} != {a}) ? {a} : {b})"),
         (ReduceOp::Max, _) => format!("({a} > {b} ? {a} : {b})"),
         (ReduceOp::Min, _) => format!("({a} < {b} ? {a} : {b})"),
+        (ReduceOp::Avg, _) => unreachable!("avg runs sum's kernel (ReduceOp::kernel_op)"),
     }
 }
 

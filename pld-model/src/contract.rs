@@ -417,16 +417,16 @@ impl KernelVariant {
         KernelVariant { kind, reduction: None }
     }
 
-    /// The variant of a reducing kernel.
+    /// The variant of a reducing kernel (`Avg` runs `Sum`'s kernel: [`ReduceOp::kernel_op`]).
     pub const fn reducing(kind: KernelKind, op: ReduceOp, dtype: DType) -> KernelVariant {
-        KernelVariant { kind, reduction: Some((op, dtype)) }
+        KernelVariant { kind, reduction: Some((op.kernel_op(), dtype)) }
     }
 
     /// Every builtin variant the backend generates and the runtime expects to find.
     pub fn all() -> impl Iterator<Item = KernelVariant> {
         KernelKind::ALL.into_iter().flat_map(|kind| {
             let reducing: Vec<KernelVariant> = if kind.reduces() {
-                ReduceOp::ALL
+                ReduceOp::COMBINING
                     .into_iter()
                     .flat_map(|op| DType::ALL.into_iter().map(move |d| Self::reducing(kind, op, d)))
                     .collect()
@@ -438,7 +438,7 @@ impl KernelVariant {
     }
 
     /// A bound on [`KernelVariant::index`].
-    pub const INDEX_BOUND: usize = KernelKind::ALL.len() * ReduceOp::ALL.len() * DType::ALL.len();
+    pub const INDEX_BOUND: usize = KernelKind::ALL.len() * ReduceOp::COMBINING.len() * DType::ALL.len();
 
     /// A dense index, distinct per variant and below [`KernelVariant::INDEX_BOUND`]: the runtime
     /// finds a call's kernel in a table, not by a search (a search was a tenth of a small
@@ -448,7 +448,7 @@ impl KernelVariant {
             Some((op, dtype)) => op as usize * DType::ALL.len() + dtype as usize,
             None => 0,
         };
-        self.kind as usize * ReduceOp::ALL.len() * DType::ALL.len() + within
+        self.kind as usize * ReduceOp::COMBINING.len() * DType::ALL.len() + within
     }
 
     /// The C symbol: `pld_builtin_all_reduce_ring__max__bf16`, `pld_builtin_barrier`.

@@ -102,7 +102,12 @@ pub trait Element: bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + 'stati
     /// `a op b` exactly as the device kernels compute it: integers wrap, float `max`/`min`
     /// propagate NaN, f16 and bf16 combine in f32 and round back. The host-side reference for
     /// checking results.
+    /// (`Avg` combines as `Sum`: the division comes once, at the end, in [`Element::average`].)
     fn combine(op: ReduceOp, a: Self, b: Self) -> Self;
+
+    /// `sum / n` as `op = avg` finishes a reduction: one IEEE division for floats (f16 and
+    /// bf16 in f32, rounded once), truncation toward zero for integers.
+    fn average(sum: Self, n: usize) -> Self;
 }
 
 /// `max`/`min` of floats as the kernels compute them: a NaN on either side wins.
@@ -114,7 +119,7 @@ fn float_combine<F: PartialOrd + std::ops::Add<Output = F> + std::ops::Mul<Outpu
     #[allow(clippy::eq_op)] // `a != a` is the NaN test, as in the generated C
     let nan = a != a;
     match op {
-        ReduceOp::Sum => a + b,
+        ReduceOp::Sum | ReduceOp::Avg => a + b,
         ReduceOp::Prod => a * b,
         ReduceOp::Max => {
             if a > b || nan {
@@ -144,11 +149,15 @@ macro_rules! integers {
             const DTYPE: DType = DType::$dtype;
             fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
                 match op {
-                    ReduceOp::Sum => a.wrapping_add(b),
+                    ReduceOp::Sum | ReduceOp::Avg => a.wrapping_add(b),
                     ReduceOp::Prod => a.wrapping_mul(b),
                     ReduceOp::Max => a.max(b),
                     ReduceOp::Min => a.min(b),
                 }
+            }
+            fn average(sum: Self, n: usize) -> Self {
+                // Rank counts fit every type's range once widened; the quotient fits the type.
+                (i128::from(sum) / n.max(1) as i128) as $ty
             }
         }
     )*};
@@ -162,6 +171,10 @@ macro_rules! floats {
             fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
                 let (to, from): (fn($ty) -> $wide, fn($wide) -> $ty) = ($to, $from);
                 from(float_combine(op, to(a), to(b)))
+            }
+            fn average(sum: Self, n: usize) -> Self {
+                let (to, from): (fn($ty) -> $wide, fn($wide) -> $ty) = ($to, $from);
+                from(to(sum) / n.max(1) as $wide)
             }
         }
     )*};

@@ -5,6 +5,9 @@ use std::fmt;
 /// Integer `Sum` and `Prod` wrap on overflow (two's complement), as NCCL and MPI do in practice.
 /// f16 and bf16 are combined in f32 and rounded back to nearest-even after every step. Float
 /// `Max` and `Min` propagate NaN: if any rank holds NaN at an index, the result there is NaN.
+/// `Avg` is the sum (as `Sum` computes it, in rank order) divided once by the call's rank count:
+/// floats by one IEEE division (f16 and bf16 in f32, rounded once), integers with truncation
+/// toward zero of the (wrapping) sum, as NCCL's `ncclAvg` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum ReduceOp {
     /// Addition.
@@ -16,19 +19,33 @@ pub enum ReduceOp {
     Min,
     /// Multiplication.
     Prod,
+    /// The mean: the sum divided by the rank count.
+    Avg,
 }
 
 impl ReduceOp {
     /// Every op, in a fixed order.
-    pub const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod];
+    pub const ALL: [ReduceOp; 5] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod, ReduceOp::Avg];
 
-    /// The keyword used in source code and kernel symbols (`sum`, `max`, `min`, `prod`).
+    /// The ops the device kernels combine with (one kernel variant each); `Avg` runs `Sum`'s.
+    pub const COMBINING: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod];
+
+    /// The op whose kernel this op runs: itself, or `Sum` for `Avg` (divided afterwards).
+    pub const fn kernel_op(self) -> ReduceOp {
+        match self {
+            ReduceOp::Avg => ReduceOp::Sum,
+            op => op,
+        }
+    }
+
+    /// The keyword used in source code and kernel symbols (`sum`, `max`, `min`, `prod`, `avg`).
     pub const fn name(self) -> &'static str {
         match self {
             ReduceOp::Sum => "sum",
             ReduceOp::Max => "max",
             ReduceOp::Min => "min",
             ReduceOp::Prod => "prod",
+            ReduceOp::Avg => "avg",
         }
     }
 

@@ -37,7 +37,11 @@ impl Values {
 
 /// Element-wise reduction of every rank's input, in rank order.
 fn reference<T: TestElem>(op: ReduceOp, inputs: &[Vec<T>]) -> Vec<T> {
-    (0..inputs[0].len()).map(|i| inputs[1..].iter().fold(inputs[0][i], |acc, x| T::combine(op, acc, x[i]))).collect()
+    let n = inputs.len();
+    let finish = |v: T| if op == ReduceOp::Avg { T::average(v, n) } else { v };
+    (0..inputs[0].len())
+        .map(|i| finish(inputs[1..].iter().fold(inputs[0][i], |acc, x| T::combine(op, acc, x[i]))))
+        .collect()
 }
 
 fn write_all<T: TestElem>(host: &Host<'_>, window: &Window<'_, T>, inputs: &[Vec<T>]) {

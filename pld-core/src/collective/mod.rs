@@ -6,7 +6,9 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use pld_model::{AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, LL_MAX_BYTES, TILE_BYTES};
+use pld_model::{
+    AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, LL_MAX_BYTES, ReduceOp, TILE_BYTES,
+};
 
 use crate::call::{CallWhat, Label, SignalCells};
 use crate::device::abi::CollArgs;
@@ -31,6 +33,9 @@ struct Plan<'p, 'a> {
     groups: Option<&'a [Group]>,
     /// The rank count of the call: the world's, or its groups' (one size for all of them).
     size: usize,
+    /// The reduce op as the caller gave it, for the fingerprint (`avg` runs `sum`'s kernel but
+    /// must not match a `sum` on a peer).
+    op: Option<ReduceOp>,
 }
 
 /// The signal of a call: the caller's, or one allocated for the call.
@@ -117,7 +122,7 @@ impl Host<'_> {
             }
             None => PlanSignal::Own(self.call_signal(collective)?),
         };
-        Ok(Plan { call: label, operands, signal, groups: common.groups, size })
+        Ok(Plan { call: label, operands, signal, groups: common.groups, size, op: None })
     }
 
     /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
@@ -151,7 +156,7 @@ impl Host<'_> {
         let mut fingerprint = Fingerprint {
             seq: 0,
             kind: variant.kind,
-            op: variant.reduction.map(|(op, _)| op),
+            op: plan.op.or(variant.reduction.map(|(op, _)| op)),
             dtype,
             root: args.root,
             count: count as u64,
@@ -216,7 +221,9 @@ impl Host<'_> {
     pub fn all_reduce<T: Element>(&self, target: &Window<'_, T>, opts: AllReduce<'_>) -> Result<()> {
         let call = CallWhat::AllReduce { mode: opts.mode, op: opts.op, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
-        let plan = self.plan(Collective::AllReduce, call, Location::caller(), opts.common, &operands)?;
+        let mut plan = self.plan(Collective::AllReduce, call, Location::caller(), opts.common, &operands)?;
+        plan.op = Some(opts.op);
+        let (groups, size) = (plan.groups, plan.size);
         // Auto picks the mode; mesh mode picks one-shot or two-shot by size (same reduction
         // order, same bits).
         let transport_only = self.world().shared().fabric.transport_only;
@@ -235,7 +242,11 @@ impl Host<'_> {
             args,
             scratch,
             (Some(T::DTYPE), target.len(), target.len()),
-        )
+        )?;
+        if opts.op == ReduceOp::Avg {
+            self.finish_average(groups, size, target, |_| Some(0..target.len()));
+        }
+        Ok(())
     }
 
     /// `target` is `[nranks, n]` on every rank; row `r` of rank `r` becomes the reduction of row
@@ -244,15 +255,21 @@ impl Host<'_> {
     pub fn reduce_scatter<T: Element>(&self, target: &Window<'_, T>, opts: ReduceScatter<'_>) -> Result<()> {
         let call = CallWhat::ReduceScatter { op: opts.op, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
-        let plan = self.plan(Collective::ReduceScatter, call, Location::caller(), opts.common, &operands)?;
-        let n = plan.size;
+        let mut plan = self.plan(Collective::ReduceScatter, call, Location::caller(), opts.common, &operands)?;
+        plan.op = Some(opts.op);
+        let (groups, n) = (plan.groups, plan.size);
         if !target.len().is_multiple_of(n) {
             return Err(Self::bad(&plan.call, "target", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
         }
         let args =
             CollArgs { target_off: target.offset() as u64, count: (target.len() / n) as u64, ..CollArgs::default() };
         let variant = KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE);
-        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len() / n))
+        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len() / n))?;
+        if opts.op == ReduceOp::Avg {
+            let row = target.len() / n;
+            self.finish_average(groups, n, target, |member| Some(member * row..(member + 1) * row));
+        }
+        Ok(())
     }
 
     /// Every rank's `target` becomes the root's.
@@ -407,14 +424,54 @@ impl Host<'_> {
     pub fn reduce<T: Element>(&self, target: &Window<'_, T>, opts: Reduce<'_>) -> Result<()> {
         let call = CallWhat::Reduce { op: opts.op, root: opts.root, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
-        let plan = self.plan(Collective::Reduce, call, Location::caller(), opts.common, &operands)?;
+        let mut plan = self.plan(Collective::Reduce, call, Location::caller(), opts.common, &operands)?;
+        plan.op = Some(opts.op);
         let root = Self::checked_root(&plan, opts.root)?;
+        let (groups, size) = (plan.groups, plan.size);
         let args =
             CollArgs { target_off: target.offset() as u64, count: target.len() as u64, root, ..CollArgs::default() };
         // Scratch: the whole payload when it may travel as messages, else three tiles.
         let scratch = 3 * TILE_BYTES + if target.bytes() as u64 <= LL_MAX_BYTES { target.bytes() } else { 0 };
         let variant = KernelVariant::reducing(KernelKind::Reduce, opts.op, T::DTYPE);
-        self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len()))
+        self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len()))?;
+        if opts.op == ReduceOp::Avg {
+            let root = root as usize;
+            self.finish_average(groups, size, target, |member| (member == root).then_some(0..target.len()));
+        }
+        Ok(())
+    }
+
+    /// Finishes `op = avg`: each member's reduced elements (`region(member)`, an element range
+    /// of `target`; `None`: it holds none) divided by the call's rank count, queued right after
+    /// the call on the member's rank, so it runs once the sum is there and before anything the
+    /// host queues next. (The device kernels sum; one division at the end is what NCCL's
+    /// `ncclAvg` computes, and rounds once.)
+    fn finish_average<T: Element>(
+        &self,
+        groups: Option<&[Group]>,
+        size: usize,
+        target: &Window<'_, T>,
+        region: impl Fn(usize) -> Option<std::ops::Range<usize>>,
+    ) {
+        for rank in self.ranks() {
+            let member = match groups {
+                None => Some(rank),
+                Some(groups) => groups.iter().find_map(|g| g.rank_of(rank)),
+            };
+            let Some(range) = member.and_then(&region) else { continue };
+            let (offset, len) = (target.offset() + range.start * size_of::<T>(), range.len());
+            let call = Label::text(format!("the division of `{}` by {size} (op = avg) on rank {rank}", target.name()));
+            let divide = move |state: &mut crate::rank::RankState| {
+                // SAFETY: the range lies inside the view, which lies inside the allocation, which
+                // lives while the host scope does; the rank's queue orders this after the call.
+                let data = unsafe { std::slice::from_raw_parts_mut(state.local_base().add(offset).cast::<T>(), len) };
+                for x in data {
+                    *x = T::average(*x, size);
+                }
+                Ok(())
+            };
+            self.submit(rank, &call, 0, None, Submission::Work(Box::new(divide)));
+        }
     }
 
     /// Row `p` of the root's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`); the

@@ -23,6 +23,7 @@ mod demo {
         reduce!(data, root = ROOT, op = prod, signal = s);
         reduce!(data, root = N - 1, nranks = 4);
         reduce!(data, root = 1, group = [1, 3]);
+        reduce!(data, root = 0, op = avg, group = [0, 2]);
         gather!(local, rows, root = 0);
         gather!(local, rows, root = root, signal = s);
         gather!(local, pairs, root = 1, group = pair);
