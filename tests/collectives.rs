@@ -510,3 +510,68 @@ fn avg_and_sum_on_different_ranks_are_a_mismatch() {
     };
     assert!(message.contains("op = avg") && message.contains("op = sum"), "{message}");
 }
+
+/// `premul_sum`: each rank's own scalar (per-rank hosts), exact values (powers of two times
+/// small integers), every dtype; reduce_scatter's other rows and reduce's non-roots come back
+/// exactly as they were.
+fn premul_case<T: TestElem>(nranks: usize, count: usize) {
+    let world = World::local(nranks).unwrap();
+    let scalar = |r: usize| [2.0, -1.0, 4.0, 1.0, 3.0, -2.0, 1.0, 2.0][r % 8];
+    let input = |r: usize, i: usize| T::from_i64(((r + i) % 4) as i64);
+    let expected: Vec<T> = (0..count)
+        .map(|i| {
+            (1..nranks).fold(T::premultiply(input(0, i), scalar(0)), |acc, r| {
+                T::combine(ReduceOp::Sum, acc, T::premultiply(input(r, i), scalar(r)))
+            })
+        })
+        .collect();
+    let results = world
+        .spmd(|host| {
+            let r = host.rank().unwrap();
+            let mine: Vec<T> = (0..count).map(|i| input(r, i)).collect();
+            let data = host.window::<T>("data", [count])?;
+            host.write(&data, r, &mine)?;
+            host.all_reduce(&data, AllReduce::mesh().premul_sum(scalar(r)))?;
+            let all_reduced = host.read(&data, r)?;
+            host.write(&data, r, &mine)?;
+            host.reduce(&data, pld::Reduce::root(nranks as i64 - 1).premul_sum(scalar(r)))?;
+            let reduced = host.read(&data, r)?;
+            let rows = host.window::<T>("rows", [nranks, count])?;
+            let all_rows: Vec<T> = (0..nranks).flat_map(|_| mine.clone()).collect();
+            host.write(&rows, r, &all_rows)?;
+            host.reduce_scatter(&rows, ReduceScatter::new().premul_sum(scalar(r)))?;
+            Ok((mine, all_reduced, reduced, host.read(&rows, r)?))
+        })
+        .unwrap();
+    for (r, result) in results.into_iter().enumerate() {
+        let (mine, all_reduced, reduced, rows) = result.unwrap();
+        let ctx = format!("premul_sum {} x{count} on {nranks} ranks, rank {r}", T::DTYPE);
+        assert_same(&all_reduced, &expected, &format!("{ctx}: all_reduce"));
+        let root = nranks - 1;
+        assert_same(&reduced, if r == root { &expected } else { &mine }, &format!("{ctx}: reduce"));
+        for p in 0..nranks {
+            let row = &rows[p * count..(p + 1) * count];
+            assert_same(row, if p == r { &expected } else { &mine }, &format!("{ctx}: reduce_scatter row {p}"));
+        }
+    }
+}
+
+#[test]
+fn premul_sum_scales_each_rank_by_its_own_scalar() {
+    for (j, dtype) in DType::ALL.into_iter().enumerate() {
+        for nranks in [1, 2, 3, 4] {
+            with_dtype!(dtype, premul_case(nranks, [3, 2000, 40_000][(j + nranks) % 3]));
+        }
+    }
+}
+
+#[test]
+fn an_integer_target_takes_an_integer_scalar_only() {
+    let world = World::local(2).unwrap();
+    let host = world.host().unwrap();
+    let data = host.window::<i32>("data", [4]).unwrap();
+    let message = host.all_reduce(&data, AllReduce::mesh().premul_sum(0.5)).unwrap_err().to_string();
+    assert!(message.contains("premul_sum") && message.contains("0.5") && message.contains("i32"), "{message}");
+    host.all_reduce(&data, AllReduce::mesh().premul_sum(3.0)).unwrap();
+    host.sync().unwrap();
+}

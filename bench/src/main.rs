@@ -157,11 +157,9 @@ fn keep_best<R: Timed>(best: &mut [R], again: Vec<R>) {
     }
 }
 
-/// The job's process count from the MPI launcher's environment (Open MPI, MPICH/Hydra, PMI).
+/// The job's process count from the MPI launcher's environment (Open MPI; MPICH and others through PMI).
 fn mpi_job_size() -> Option<usize> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().and_then(|s| s.parse().ok()))
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"].iter().find_map(|v| std::env::var(v).ok().and_then(|s| s.parse().ok()))
 }
 
 fn main() -> Result<()> {

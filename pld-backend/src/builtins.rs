@@ -72,7 +72,7 @@ fn combine(op: ReduceOp, dtype: DType, a: &str, b: &str) -> String {
         (ReduceOp::Min, _) if dtype.is_float() => format!("(({a} < {b} || {a} != {a}) ? {a} : {b})"),
         (ReduceOp::Max, _) => format!("({a} > {b} ? {a} : {b})"),
         (ReduceOp::Min, _) => format!("({a} < {b} ? {a} : {b})"),
-        (ReduceOp::Avg, _) => unreachable!("avg runs sum's kernel (ReduceOp::kernel_op)"),
+        (ReduceOp::Avg | ReduceOp::PremulSum, _) => unreachable!("{op} runs sum's kernel (ReduceOp::kernel_op)"),
     }
 }
 

@@ -234,3 +234,30 @@ as_root!(i8, u8, i16, u16, i32, u32, i64, u64, i128, u128, isize, usize);
 pub fn root(root: impl AsRoot) -> i64 {
     root.into_root()
 }
+
+/// Something that can be a `premul_sum` scalar: a number.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a premul_sum scalar",
+    label = "a scalar is a number",
+    note = "write `op = premul_sum(0.5)`, or a numeric expression"
+)]
+pub trait AsScalar {
+    /// The scalar as the runtime's `f64`.
+    fn into_scalar(self) -> f64;
+}
+
+macro_rules! as_scalar {
+    ($($t:ty),*) => {$(
+        impl AsScalar for $t {
+            fn into_scalar(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+as_scalar!(f32, f64, i8, u8, i16, u16, i32, u32, i64, u64, isize, usize);
+
+/// A `premul_sum` scalar, checked by [`AsScalar`] (a function, not a cast, as [`root`]).
+pub fn scalar(scalar: impl AsScalar) -> f64 {
+    scalar.into_scalar()
+}

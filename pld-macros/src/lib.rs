@@ -108,7 +108,7 @@ macro_rules! host_only {
 }
 
 host_only! {
-    /// `all_reduce!(target, op = sum|max|min|prod|avg, mode = mesh|ring|auto, nranks = N, signal = s)`:
+    /// `all_reduce!(target, op = sum|max|min|prod|avg|premul_sum(s), mode = mesh|ring|auto, nranks = N, signal = s)`:
     /// every rank's `target` becomes the reduction over all ranks, in place.
     ///
     /// Defaults: `op = sum`, `mode = mesh`. `nranks` (ring only) is a positive integer literal
@@ -160,7 +160,7 @@ host_only! {
     /// ```
     all_gather;
 
-    /// `reduce_scatter!(target, op = sum|max|min|prod|avg, nranks = N, signal = s)`: `target` is
+    /// `reduce_scatter!(target, op = sum|max|min|prod|avg|premul_sum(s), nranks = N, signal = s)`: `target` is
     /// `[nranks, n]`; row `r` of rank `r` becomes the reduction of row `r` over all ranks.
     ///
     /// ```
@@ -209,7 +209,7 @@ host_only! {
     /// ```
     broadcast;
 
-    /// `reduce!(target, root = R, op = sum|max|min|prod|avg, nranks = N, group = g, signal = s)`:
+    /// `reduce!(target, root = R, op = sum|max|min|prod|avg|premul_sum(s), nranks = N, group = g, signal = s)`:
     /// the root's `target` becomes the reduction of every rank's `target` (in rank order, the
     /// bits all_reduce gives); the other ranks' `target` stays as it was. `root` is required.
     ///

@@ -102,8 +102,14 @@ pub trait Element: bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + 'stati
     /// `a op b` exactly as the device kernels compute it: integers wrap, float `max`/`min`
     /// propagate NaN, f16 and bf16 combine in f32 and round back. The host-side reference for
     /// checking results.
-    /// (`Avg` combines as `Sum`: the division comes once, at the end, in [`Element::average`].)
+    /// (`Avg` and `PremulSum` combine as `Sum`: the division comes once, at the end, in
+    /// [`Element::average`]; the scalar before, in [`Element::premultiply`].)
     fn combine(op: ReduceOp, a: Self, b: Self) -> Self;
+
+    /// `x * scalar` as `op = premul_sum` scales a rank's input: floats in their compute type
+    /// (f16 and bf16 in f32, rounded once), integers wrapping (the scalar is an integer there:
+    /// the runtime checks it).
+    fn premultiply(x: Self, scalar: f64) -> Self;
 
     /// `sum / n` as `op = avg` finishes a reduction: one IEEE division for floats (f16 and
     /// bf16 in f32, rounded once), truncation toward zero for integers.
@@ -119,7 +125,7 @@ fn float_combine<F: PartialOrd + std::ops::Add<Output = F> + std::ops::Mul<Outpu
     #[allow(clippy::eq_op)] // `a != a` is the NaN test, as in the generated C
     let nan = a != a;
     match op {
-        ReduceOp::Sum | ReduceOp::Avg => a + b,
+        ReduceOp::Sum | ReduceOp::Avg | ReduceOp::PremulSum => a + b,
         ReduceOp::Prod => a * b,
         ReduceOp::Max => {
             if a > b || nan {
@@ -149,7 +155,7 @@ macro_rules! integers {
             const DTYPE: DType = DType::$dtype;
             fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
                 match op {
-                    ReduceOp::Sum | ReduceOp::Avg => a.wrapping_add(b),
+                    ReduceOp::Sum | ReduceOp::Avg | ReduceOp::PremulSum => a.wrapping_add(b),
                     ReduceOp::Prod => a.wrapping_mul(b),
                     ReduceOp::Max => a.max(b),
                     ReduceOp::Min => a.min(b),
@@ -158,6 +164,10 @@ macro_rules! integers {
             fn average(sum: Self, n: usize) -> Self {
                 // Rank counts fit every type's range once widened; the quotient fits the type.
                 (i128::from(sum) / n.max(1) as i128) as $ty
+            }
+            fn premultiply(x: Self, scalar: f64) -> Self {
+                // Two's complement wrapping of the product, through the widest type.
+                (i128::from(x).wrapping_mul(scalar as i128)) as $ty
             }
         }
     )*};
@@ -175,6 +185,10 @@ macro_rules! floats {
             fn average(sum: Self, n: usize) -> Self {
                 let (to, from): (fn($ty) -> $wide, fn($wide) -> $ty) = ($to, $from);
                 from(to(sum) / n.max(1) as $wide)
+            }
+            fn premultiply(x: Self, scalar: f64) -> Self {
+                let (to, from): (fn($ty) -> $wide, fn($wide) -> $ty) = ($to, $from);
+                from(to(x) * scalar as $wide)
             }
         }
     )*};

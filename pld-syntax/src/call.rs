@@ -32,6 +32,8 @@ pub struct CollectiveCall {
     pub windows: Vec<Expr>,
     /// `op = ...`, for reducing collectives (absent: sum).
     pub op: Option<ReduceOp>,
+    /// The scalar of `op = premul_sum(s)`.
+    pub scale: Option<Expr>,
     /// `mode = ...`, for all_reduce (absent: mesh).
     pub mode: Option<AllReduceMode>,
     /// `nranks = ...`.
@@ -109,6 +111,7 @@ impl CallParser {
                 collective,
                 windows: Vec::new(),
                 op: None,
+                scale: None,
                 mode: None,
                 nranks: None,
                 root: None,
@@ -167,7 +170,21 @@ impl CallParser {
         };
         let errors = &mut self.errors;
         match key.as_str() {
-            "op" => self.call.op = word(errors, "op", &value, &ReduceOp::ALL.map(ReduceOp::name), ReduceOp::from_name),
+            "op" => match &value {
+                // `premul_sum(s)`: the op with its scalar.
+                Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("premul_sum")) => {
+                    if c.args.len() == 1 {
+                        self.call.op = Some(ReduceOp::PremulSum);
+                        self.call.scale = c.args.first().cloned();
+                    } else {
+                        errors.spanned(&c.args, "`premul_sum` takes one scalar: `op = premul_sum(s)`");
+                    }
+                }
+                Expr::Path(p) if p.path.is_ident("premul_sum") => {
+                    errors.spanned(&value, "`premul_sum` needs its scalar: `op = premul_sum(s)`");
+                }
+                _ => self.call.op = word(errors, "op", &value, &ReduceOp::ALL.map(ReduceOp::name), ReduceOp::from_name),
+            },
             "mode" => {
                 let names = AllReduceMode::ALL.map(AllReduceMode::name);
                 self.call.mode = word(errors, "mode", &value, &names, AllReduceMode::from_name);
@@ -415,9 +432,13 @@ impl CollectiveCall {
         if let (Some(signal), true) = (&call.signal, contract.positional_signal) {
             args.push(quote!(#signal));
         }
-        if let Some(op) = call.op {
-            let op = syn::Ident::new(op.name(), proc_macro2::Span::call_site());
-            args.push(quote!(op = #op));
+        match (call.op, &call.scale) {
+            (Some(ReduceOp::PremulSum), Some(scale)) => args.push(quote!(op = premul_sum(#scale))),
+            (Some(op), _) => {
+                let op = syn::Ident::new(op.name(), proc_macro2::Span::call_site());
+                args.push(quote!(op = #op));
+            }
+            (None, _) => {}
         }
         if let Some(mode) = call.mode {
             let mode = syn::Ident::new(mode.name(), proc_macro2::Span::call_site());

@@ -445,10 +445,16 @@ fn window(expr: &Expr) -> TokenStream {
     quote_spanned!(expr.span()=> #dsl::window(&#expr))
 }
 
+/// The enum variant of a keyword: `ring` -> `Ring`, `premul_sum` -> `PremulSum`.
 fn variant(name: &str) -> Ident {
-    let mut chars = name.chars();
-    let upper: String = chars.next().into_iter().flat_map(char::to_uppercase).chain(chars).collect();
-    Ident::new(&upper, Span::call_site())
+    let camel: String = name
+        .split('_')
+        .flat_map(|part| {
+            let mut chars = part.chars();
+            chars.next().into_iter().flat_map(char::to_uppercase).chain(chars).collect::<Vec<_>>()
+        })
+        .collect();
+    Ident::new(&camel, Span::call_site())
 }
 
 /// The runtime call of a canonical collective call site. The call carries the span of the
@@ -476,19 +482,29 @@ pub(crate) fn expand_call(call: &CollectiveCall, site: Span, group: Option<Token
         let dsl = paths::at(signal.span(), dsl.clone());
         options.extend(quote_spanned!(signal.span()=> .signal(#dsl::signal(&#signal))));
     }
-    let op = variant(call.op.unwrap_or(ReduceOp::Sum).name());
     let item = |name| paths::at(site, paths::root(name));
     let (ops, opts) = (item("ReduceOp"), item("Opts"));
+    // The op setter: `.op(ReduceOp::Max)`, or `.premul_sum(scalar)` with its scalar.
+    let op = match (&call.scale, call.op.unwrap_or(ReduceOp::Sum)) {
+        (Some(scale), ReduceOp::PremulSum) => {
+            let dsl = paths::at(scale.span(), dsl.clone());
+            quote_spanned!(scale.span()=> .premul_sum(#dsl::scalar(#scale)))
+        }
+        (_, op) => {
+            let op = variant(op.name());
+            quote!(.op(#ops::#op))
+        }
+    };
     match call.collective {
         Collective::AllReduce => {
             let mode = variant(call.mode.unwrap_or(AllReduceMode::Mesh).name());
             let (builder, modes) = (item("AllReduce"), item("AllReduceMode"));
             let t = &windows[0];
-            quote_spanned!(site=> #h.all_reduce(#t, #builder::mesh().mode(#modes::#mode).op(#ops::#op)#options)?)
+            quote_spanned!(site=> #h.all_reduce(#t, #builder::mesh().mode(#modes::#mode)#op #options)?)
         }
         Collective::ReduceScatter => {
             let (builder, t) = (item("ReduceScatter"), &windows[0]);
-            quote_spanned!(site=> #h.reduce_scatter(#t, #builder::new().op(#ops::#op)#options)?)
+            quote_spanned!(site=> #h.reduce_scatter(#t, #builder::new()#op #options)?)
         }
         Collective::Broadcast => {
             let (builder, t) = (item("Broadcast"), &windows[0]);
@@ -525,7 +541,7 @@ pub(crate) fn expand_call(call: &CollectiveCall, site: Span, group: Option<Token
         Collective::Reduce => {
             let (builder, t) = (item("Reduce"), &windows[0]);
             let root = root_operand(call);
-            quote_spanned!(site=> #h.reduce(#t, #builder::root(#root).op(#ops::#op)#options)?)
+            quote_spanned!(site=> #h.reduce(#t, #builder::root(#root)#op #options)?)
         }
         Collective::Gather | Collective::Scatter => {
             let (builder, first, second) = (item("Rooted"), &windows[0], &windows[1]);

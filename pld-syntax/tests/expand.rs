@@ -240,3 +240,20 @@ fn all_gather_v() {
         expect_file!["snapshots/all_gather_v.rs"],
     );
 }
+
+#[test]
+fn premul_sum() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run(scale: f32) {
+                    let data = window!(f32, [64]);
+                    all_reduce!(data, op = premul_sum(scale));
+                    reduce!(data, root = 0, op = premul_sum(0.5));
+                }
+            }
+        },
+        expect_file!["snapshots/premul_sum.rs"],
+    );
+}

@@ -38,6 +38,14 @@ struct Plan<'p, 'a> {
     op: Option<ReduceOp>,
 }
 
+/// What a `premul_sum` call puts back on one rank afterwards: every element outside `keep`
+/// (the member's result), from the copy saved before scaling.
+struct Restore {
+    rank: usize,
+    keep: std::ops::Range<usize>,
+    saved: Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
 /// The signal of a call: the caller's, or one allocated for the call.
 enum PlanSignal<'a> {
     Given(&'a Arc<Allocation>),
@@ -224,6 +232,9 @@ impl Host<'_> {
         let mut plan = self.plan(Collective::AllReduce, call, Location::caller(), opts.common, &operands)?;
         plan.op = Some(opts.op);
         let (groups, size) = (plan.groups, plan.size);
+        // The whole target is the result on every rank: nothing to restore after scaling.
+        let restore = self.premultiply(&plan, target, opts.op, opts.scale, |_| None)?;
+        debug_assert!(restore.is_empty());
         // Auto picks the mode; mesh mode picks one-shot or two-shot by size (same reduction
         // order, same bits).
         let transport_only = self.world().shared().fabric.transport_only;
@@ -258,6 +269,11 @@ impl Host<'_> {
         let mut plan = self.plan(Collective::ReduceScatter, call, Location::caller(), opts.common, &operands)?;
         plan.op = Some(opts.op);
         let (groups, n) = (plan.groups, plan.size);
+        let row = target.len() / n.max(1);
+        // Every row is read by its owner, so all are scaled; the rows other than the member's
+        // own are put back afterwards (the contract leaves them as they were).
+        let restore =
+            self.premultiply(&plan, target, opts.op, opts.scale, |member| Some(member * row..(member + 1) * row))?;
         if !target.len().is_multiple_of(n) {
             return Err(Self::bad(&plan.call, "target", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
         }
@@ -265,6 +281,7 @@ impl Host<'_> {
             CollArgs { target_off: target.offset() as u64, count: (target.len() / n) as u64, ..CollArgs::default() };
         let variant = KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE);
         self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len() / n))?;
+        self.restore_unreduced(restore, target);
         if opts.op == ReduceOp::Avg {
             let row = target.len() / n;
             self.finish_average(groups, n, target, |member| Some(member * row..(member + 1) * row));
@@ -428,17 +445,111 @@ impl Host<'_> {
         plan.op = Some(opts.op);
         let root = Self::checked_root(&plan, opts.root)?;
         let (groups, size) = (plan.groups, plan.size);
+        // Every rank's target is read and so scaled; the non-roots' are put back afterwards.
+        let whole = target.len();
+        let restore = self.premultiply(&plan, target, opts.op, opts.scale, |member| {
+            Some(if member == root as usize { 0..whole } else { 0..0 })
+        })?;
         let args =
             CollArgs { target_off: target.offset() as u64, count: target.len() as u64, root, ..CollArgs::default() };
         // Scratch: the whole payload when it may travel as messages, else three tiles.
         let scratch = 3 * TILE_BYTES + if target.bytes() as u64 <= LL_MAX_BYTES { target.bytes() } else { 0 };
         let variant = KernelVariant::reducing(KernelKind::Reduce, opts.op, T::DTYPE);
         self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len()))?;
+        self.restore_unreduced(restore, target);
         if opts.op == ReduceOp::Avg {
             let root = root as usize;
             self.finish_average(groups, size, target, |member| (member == root).then_some(0..target.len()));
         }
         Ok(())
+    }
+
+    /// Starts `op = premul_sum(scalar)`: each member's whole `target` multiplied by `scalar`,
+    /// queued on its rank before the call (peers read it only once the call on this rank says it
+    /// is ready). `result(member)` is the element range the call leaves reduced there (`None`:
+    /// the whole target): every other element is saved first and returned, to be put back by
+    /// [`Host::restore_unreduced`] after the call. Any other op: nothing queued. An integer
+    /// dtype takes an integer scalar only.
+    fn premultiply<T: Element>(
+        &self,
+        plan: &Plan<'_, '_>,
+        target: &Window<'_, T>,
+        op: ReduceOp,
+        scalar: Option<f64>,
+        result: impl Fn(usize) -> Option<std::ops::Range<usize>>,
+    ) -> Result<Vec<Restore>> {
+        if op != ReduceOp::PremulSum {
+            return Ok(Vec::new());
+        }
+        let scalar = scalar.unwrap_or(1.0);
+        if !T::DTYPE.is_float() && (scalar.fract() != 0.0 || !scalar.is_finite()) {
+            return Err(Error::InvalidSetting {
+                setting: format!("the premul_sum scalar of {}", plan.call.describe()),
+                value: scalar.to_string(),
+                expected: format!("an integer: `{}` is an integer dtype", T::DTYPE),
+            });
+        }
+        let (offset, len) = (target.offset(), target.len());
+        let mut restores = Vec::new();
+        for (rank, member) in self.members(plan.groups) {
+            let saved = match result(member) {
+                Some(kept) if kept != (0..len) => {
+                    let saved = Arc::new(std::sync::Mutex::new(Vec::new()));
+                    restores.push(Restore { rank, keep: kept, saved: Arc::clone(&saved) });
+                    Some(saved)
+                }
+                _ => None,
+            };
+            let call = Label::text(format!("the premultiplication of `{}` by {scalar} on rank {rank}", target.name()));
+            let scale = move |state: &mut crate::rank::RankState| {
+                // SAFETY: the view lies inside the allocation, which lives while the host scope
+                // does; the rank's queue orders this before the call.
+                let data = unsafe { std::slice::from_raw_parts_mut(state.local_base().add(offset).cast::<T>(), len) };
+                if let Some(saved) = &saved {
+                    *saved.lock().unwrap_or_else(|p| p.into_inner()) = bytemuck::cast_slice(data).to_vec();
+                }
+                for x in data {
+                    *x = T::premultiply(*x, scalar);
+                }
+                Ok(())
+            };
+            self.submit(rank, &call, 0, None, Submission::Work(Box::new(scale)));
+        }
+        Ok(restores)
+    }
+
+    /// Puts back, after a `premul_sum` call, every element of `target` outside each member's
+    /// result, as [`Host::premultiply`] saved it.
+    fn restore_unreduced<T: Element>(&self, restores: Vec<Restore>, target: &Window<'_, T>) {
+        let offset = target.offset();
+        for Restore { rank, keep, saved } in restores {
+            let call = Label::text(format!("the restore of `{}` after premul_sum on rank {rank}", target.name()));
+            let put_back = move |state: &mut crate::rank::RankState| {
+                let saved: Vec<u8> = std::mem::take(&mut *saved.lock().unwrap_or_else(|p| p.into_inner()));
+                let saved: &[T] = bytemuck::cast_slice(&saved);
+                // SAFETY: as in `premultiply`; this runs after the call on the same queue.
+                let data =
+                    unsafe { std::slice::from_raw_parts_mut(state.local_base().add(offset).cast::<T>(), saved.len()) };
+                for (i, (x, old)) in data.iter_mut().zip(saved).enumerate() {
+                    if !keep.contains(&i) {
+                        *x = *old;
+                    }
+                }
+                Ok(())
+            };
+            self.submit(rank, &call, 0, None, Submission::Work(Box::new(put_back)));
+        }
+    }
+
+    /// The ranks this host drives that take part in a call over `groups`, with their member
+    /// index (their rank in the call's terms).
+    fn members(&self, groups: Option<&[Group]>) -> Vec<(usize, usize)> {
+        self.ranks()
+            .filter_map(|rank| match groups {
+                None => Some((rank, rank)),
+                Some(groups) => groups.iter().find_map(|g| g.rank_of(rank)).map(|m| (rank, m)),
+            })
+            .collect()
     }
 
     /// Finishes `op = avg`: each member's reduced elements (`region(member)`, an element range
@@ -453,12 +564,8 @@ impl Host<'_> {
         target: &Window<'_, T>,
         region: impl Fn(usize) -> Option<std::ops::Range<usize>>,
     ) {
-        for rank in self.ranks() {
-            let member = match groups {
-                None => Some(rank),
-                Some(groups) => groups.iter().find_map(|g| g.rank_of(rank)),
-            };
-            let Some(range) = member.and_then(&region) else { continue };
+        for (rank, member) in self.members(groups) {
+            let Some(range) = region(member) else { continue };
             let (offset, len) = (target.offset() + range.start * size_of::<T>(), range.len());
             let call = Label::text(format!("the division of `{}` by {size} (op = avg) on rank {rank}", target.name()));
             let divide = move |state: &mut crate::rank::RankState| {

@@ -45,6 +45,8 @@ macro_rules! common_setters {
 pub struct AllReduce<'a> {
     pub(super) mode: AllReduceMode,
     pub(super) op: ReduceOp,
+    /// `premul_sum`'s scalar for this host's ranks (`None`: 1).
+    pub(super) scale: Option<f64>,
     pub(super) common: Common<'a>,
 }
 
@@ -70,6 +72,13 @@ impl<'a> AllReduce<'a> {
         self.op = op;
         self
     }
+
+    /// `op = premul_sum(scalar)`: the sum of every rank's input times its rank's scalar (this
+    /// host's ranks use `scalar`; under `World::spmd` or MPI each rank's host gives its own).
+    pub fn premul_sum(mut self, scalar: f64) -> AllReduce<'a> {
+        (self.op, self.scale) = (ReduceOp::PremulSum, Some(scalar));
+        self
+    }
 }
 common_setters!(AllReduce);
 
@@ -77,6 +86,8 @@ common_setters!(AllReduce);
 #[derive(Clone, Default)]
 pub struct ReduceScatter<'a> {
     pub(super) op: ReduceOp,
+    /// `premul_sum`'s scalar for this host's ranks (`None`: 1).
+    pub(super) scale: Option<f64>,
     pub(super) common: Common<'a>,
 }
 
@@ -89,6 +100,12 @@ impl<'a> ReduceScatter<'a> {
     /// Sets the reduce op.
     pub fn op(mut self, op: ReduceOp) -> ReduceScatter<'a> {
         self.op = op;
+        self
+    }
+
+    /// `op = premul_sum(scalar)`, as [`AllReduce::premul_sum`].
+    pub fn premul_sum(mut self, scalar: f64) -> ReduceScatter<'a> {
+        (self.op, self.scale) = (ReduceOp::PremulSum, Some(scalar));
         self
     }
 }
@@ -114,18 +131,26 @@ common_setters!(Broadcast);
 pub struct Reduce<'a> {
     pub(super) root: i64,
     pub(super) op: ReduceOp,
+    /// `premul_sum`'s scalar for this host's ranks (`None`: 1).
+    pub(super) scale: Option<f64>,
     pub(super) common: Common<'a>,
 }
 
 impl<'a> Reduce<'a> {
     /// Reduce to `root` with `op = sum`.
     pub fn root(root: i64) -> Reduce<'a> {
-        Reduce { root, op: ReduceOp::Sum, common: Common::default() }
+        Reduce { root, op: ReduceOp::Sum, scale: None, common: Common::default() }
     }
 
     /// Sets the reduce op.
     pub fn op(mut self, op: ReduceOp) -> Reduce<'a> {
         self.op = op;
+        self
+    }
+
+    /// `op = premul_sum(scalar)`, as [`AllReduce::premul_sum`].
+    pub fn premul_sum(mut self, scalar: f64) -> Reduce<'a> {
+        (self.op, self.scale) = (ReduceOp::PremulSum, Some(scalar));
         self
     }
 }

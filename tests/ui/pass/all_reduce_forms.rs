@@ -18,6 +18,7 @@ mod demo {
         all_reduce!(data, op = min, mode = ring);
         all_reduce!(data, op = max, mode = auto);
         all_reduce!(data, op = avg);
+        all_reduce!(data, op = premul_sum(0.5), mode = ring);
         all_reduce!(data, op = prod, mode = ring, nranks = 2);
         all_reduce!(data, mode = ring, nranks = NRANKS, signal = s);
         all_reduce!(data, signal = s, op = max);
