@@ -1,6 +1,6 @@
 //! pld's model and runtime: a [`World`] of ranks, each a device worker with an in-order task
 //! queue; symmetric windows ([`Window`]) allocated by the single [`Host`] controller; device
-//! binaries loaded and checked against the ABI; and the seven collectives, every one of them a
+//! binaries loaded and checked against the ABI; and the collectives, every one of them a
 //! device kernel from the builtin library this crate embeds.
 //!
 //! ```

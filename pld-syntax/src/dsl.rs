@@ -8,7 +8,7 @@ use pld_model::Collective;
 /// A macro of the host DSL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DslMacro {
-    /// One of the seven collectives.
+    /// One of the collectives.
     Collective(Collective),
     /// `window!(T, shape)`: allocate a symmetric window.
     Window,
