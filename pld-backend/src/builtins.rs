@@ -469,6 +469,31 @@ static inline int32_t pld_collect_acknowledge(pld_ctx *c, const pld_coll_args *a
     return PLD_OK;
 }
 
+/* The root's side when it opens the call to its peers (scatter's input may be read, gather's
+ * target written): credit every peer, then wait for each one's credit back, checking its call. */
+static inline int32_t pld_root_open(pld_ctx *c, const pld_coll_args *a) {
+    const int32_t w = c->nranks, root = a->root;
+    for (int32_t i = 1; i < w; ++i) PLD_TRY(pld_credit(c, a, (root + i) % w));
+    for (int32_t i = 1; i < w; ++i) {
+        const int32_t p = (root + i) % w;
+        PLD_TRY(pld_await_first(c, a, p, a->signal_off, w));
+        PLD_TRY(pld_check_peer(c, a, p));
+    }
+    return pld_settle_all(c, a, 1);
+}
+
+/* A peer's side of an opened call: wait for the root's credit, checking its call. */
+static inline int32_t pld_await_root(pld_ctx *c, const pld_coll_args *a) {
+    PLD_TRY(pld_await_first(c, a, a->root, pld_cell(a, a->root), 1));
+    return pld_check_peer(c, a, a->root);
+}
+
+/* A peer's side after its transfer: credit the root back and leave. */
+static inline int32_t pld_release_root(pld_ctx *c, const pld_coll_args *a) {
+    PLD_TRY(pld_credit(c, a, a->root));
+    return pld_settle(c, a, a->root, 1);
+}
+
 "#;
 
 /// Reduce to the root: the root's target becomes the reduction of every rank's, in rank order
@@ -563,20 +588,10 @@ const GATHER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a->
          * copy every row in turn): the root credits each peer once its target may be written,
          * each peer puts its row and credits back. */
         PLD_TRY(pld_publish(c, a));
-        if (r == root) {
-            for (int32_t i = 1; i < w; ++i) PLD_TRY(pld_credit(c, a, (root + i) % w));
-            for (int32_t i = 1; i < w; ++i) {
-                const int32_t p = (root + i) % w;
-                PLD_TRY(pld_await_first(c, a, p, a->signal_off, w));
-                PLD_TRY(pld_check_peer(c, a, p));
-            }
-            return pld_settle_all(c, a, 1);
-        }
-        PLD_TRY(pld_await_first(c, a, root, pld_cell(a, root), 1));
-        PLD_TRY(pld_check_peer(c, a, root));
+        if (r == root) return pld_root_open(c, a);
+        PLD_TRY(pld_await_root(c, a));
         PLD_TRY(pld_put(c, root, a->target_off + row * (uint64_t)r, local, row));
-        PLD_TRY(pld_credit(c, a, root));
-        return pld_settle(c, a, root, 1);
+        return pld_release_root(c, a);
     }
     /* A peer reached through the transport only: the root pulls (it reads only what it fetched
      * itself, never what a peer's Put left in its window, which MPI makes visible to the owner
@@ -620,20 +635,10 @@ const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a-
         return PLD_OK;
     }
     PLD_TRY(pld_publish(c, a));
-    if (r == root) {
-        for (int32_t i = 1; i < w; ++i) PLD_TRY(pld_credit(c, a, (root + i) % w));
-        for (int32_t i = 1; i < w; ++i) {
-            const int32_t p = (root + i) % w;
-            PLD_TRY(pld_await_first(c, a, p, a->signal_off, w));
-            PLD_TRY(pld_check_peer(c, a, p));
-        }
-        return pld_settle_all(c, a, 1);
-    }
-    PLD_TRY(pld_await_first(c, a, root, pld_cell(a, root), 1));
-    PLD_TRY(pld_check_peer(c, a, root));
+    if (r == root) return pld_root_open(c, a);
+    PLD_TRY(pld_await_root(c, a));
     PLD_TRY(pld_get(c, root, target, a->input_off + row * (uint64_t)r, row));
-    PLD_TRY(pld_credit(c, a, root));
-    return pld_settle(c, a, root, 1);
+    return pld_release_root(c, a);
 "#;
 
 /// A buffer that fits an LL slot travels as messages: the root sends it to every peer and waits
