@@ -500,44 +500,52 @@ impl Host<'_> {
                 }
                 _ => None,
             };
-            let call = Label::text(format!("the premultiplication of `{}` by {scalar} on rank {rank}", target.name()));
-            let scale = move |state: &mut crate::rank::RankState| {
-                // SAFETY: the view lies inside the allocation, which lives while the host scope
-                // does; the rank's queue orders this before the call.
-                let data = unsafe { std::slice::from_raw_parts_mut(state.local_base().add(offset).cast::<T>(), len) };
+            let call = format!("the premultiplication of `{}` by {scalar} on rank {rank}", target.name());
+            self.local_pass::<T>(rank, call, offset, len, move |data| {
                 if let Some(saved) = &saved {
                     *saved.lock().unwrap_or_else(|p| p.into_inner()) = bytemuck::cast_slice(data).to_vec();
                 }
                 for x in data {
                     *x = T::premultiply(*x, scalar);
                 }
-                Ok(())
-            };
-            self.submit(rank, &call, 0, None, Submission::Work(Box::new(scale)));
+            });
         }
         Ok(restores)
+    }
+
+    /// Queues `pass` over `len` elements at `offset` of `rank`'s own window, in order with the
+    /// rank's calls: the local step of `premul_sum` (before its call) and `avg` (after).
+    fn local_pass<T: Element>(
+        &self,
+        rank: usize,
+        call: String,
+        offset: usize,
+        len: usize,
+        pass: impl FnOnce(&mut [T]) + Send + 'static,
+    ) {
+        let work = move |state: &mut crate::rank::RankState| {
+            // SAFETY: the range lies inside a view, which lies inside its allocation, which lives
+            // while the host scope does; the rank's queue orders this with the call.
+            pass(unsafe { std::slice::from_raw_parts_mut(state.local_base().add(offset).cast::<T>(), len) });
+            Ok(())
+        };
+        self.submit(rank, &Label::text(call), 0, None, Submission::Work(Box::new(work)));
     }
 
     /// Puts back, after a `premul_sum` call, every element of `target` outside each member's
     /// result, as [`Host::premultiply`] saved it.
     fn restore_unreduced<T: Element>(&self, restores: Vec<Restore>, target: &Window<'_, T>) {
-        let offset = target.offset();
         for Restore { rank, keep, saved } in restores {
-            let call = Label::text(format!("the restore of `{}` after premul_sum on rank {rank}", target.name()));
-            let put_back = move |state: &mut crate::rank::RankState| {
+            let call = format!("the restore of `{}` after premul_sum on rank {rank}", target.name());
+            self.local_pass::<T>(rank, call, target.offset(), target.len(), move |data| {
                 let saved: Vec<u8> = std::mem::take(&mut *saved.lock().unwrap_or_else(|p| p.into_inner()));
                 let saved: &[T] = bytemuck::cast_slice(&saved);
-                // SAFETY: as in `premultiply`; this runs after the call on the same queue.
-                let data =
-                    unsafe { std::slice::from_raw_parts_mut(state.local_base().add(offset).cast::<T>(), saved.len()) };
                 for (i, (x, old)) in data.iter_mut().zip(saved).enumerate() {
                     if !keep.contains(&i) {
                         *x = *old;
                     }
                 }
-                Ok(())
-            };
-            self.submit(rank, &call, 0, None, Submission::Work(Box::new(put_back)));
+            });
         }
     }
 
@@ -567,17 +575,12 @@ impl Host<'_> {
         for (rank, member) in self.members(groups) {
             let Some(range) = region(member) else { continue };
             let (offset, len) = (target.offset() + range.start * size_of::<T>(), range.len());
-            let call = Label::text(format!("the division of `{}` by {size} (op = avg) on rank {rank}", target.name()));
-            let divide = move |state: &mut crate::rank::RankState| {
-                // SAFETY: the range lies inside the view, which lies inside the allocation, which
-                // lives while the host scope does; the rank's queue orders this after the call.
-                let data = unsafe { std::slice::from_raw_parts_mut(state.local_base().add(offset).cast::<T>(), len) };
+            let call = format!("the division of `{}` by {size} (op = avg) on rank {rank}", target.name());
+            self.local_pass::<T>(rank, call, offset, len, move |data| {
                 for x in data {
                     *x = T::average(*x, size);
                 }
-                Ok(())
-            };
-            self.submit(rank, &call, 0, None, Submission::Work(Box::new(divide)));
+            });
         }
     }
 
