@@ -48,12 +48,12 @@
 pub use pld_core::{
     AllReduce, AllReduceMode, Broadcast, Common, DEFAULT_LL_BYTES, DEFAULT_NRANKS, DEFAULT_TIMEOUT_MS,
     DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS, DEFAULT_WINDOW_BYTES, DType, DistributedTensor, Element,
-    Error, Group, GroupSet, Groups, Host, LL_MAX_BYTES, Mesh, NotifyOp, Opts, Reduce, ReduceOp, ReduceScatter, Result,
-    Rooted, Shape, Tensor, WaitCmp, Window, World, WorldBuilder, bf16, f16,
+    Error, Group, GroupSet, Groups, Host, LL_MAX_BYTES, Mesh, NotifyOp, Opts, RecvFrom, Reduce, ReduceOp,
+    ReduceScatter, Result, Rooted, SendTo, Shape, Tensor, WaitCmp, Window, World, WorldBuilder, bf16, f16,
 };
 pub use pld_macros::{
     all_gather, all_gather_v, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, gather, host, kernel, launch,
-    program, reduce, reduce_scatter, scatter, signal, stage_in, stage_out, window,
+    program, recv, reduce, reduce_scatter, scatter, send, signal, stage_in, stage_out, window,
 };
 
 // What generated code, the bench and hand-written device kernels reach for: public so they can,
@@ -74,12 +74,12 @@ pub mod __private {
 /// macro used outside a `#[pld::program]` module gets pld's own message, not "cannot find macro").
 pub mod prelude {
     pub use pld_core::{
-        AllReduce, AllReduceMode, Broadcast, DType, Element, Error, Group, Groups, Host, Opts, Reduce, ReduceOp,
-        ReduceScatter, Result, Rooted, Tensor, Window, World, bf16, f16,
+        AllReduce, AllReduceMode, Broadcast, DType, Element, Error, Group, Groups, Host, Opts, RecvFrom, Reduce,
+        ReduceOp, ReduceScatter, Result, Rooted, SendTo, Tensor, Window, World, bf16, f16,
     };
     pub use pld_macros::{
-        all_gather, all_gather_v, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, gather, launch, reduce,
-        reduce_scatter, scatter, signal, stage_in, stage_out, window,
+        all_gather, all_gather_v, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, gather, launch, recv,
+        reduce, reduce_scatter, scatter, send, signal, stage_in, stage_out, window,
     };
 }
 

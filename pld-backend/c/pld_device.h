@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 7
+#define PLD_ABI_VERSION 8
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -649,6 +649,77 @@ static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t
     }
     *data = (const uint8_t *)header + PLD_LL_HEADER;
     return PLD_OK;
+}
+
+/* ---------------------------------------------------------------- point-to-point
+ *
+ * send!/recv!: a message from rank s to rank d is the k-th of that direction on both sides (k
+ * from 1, numbered by each side's host), so the k-th send of s to d meets the k-th receive of d
+ * from s, as MPI matches messages in order. A host hands each rank its consecutive sends and
+ * receives as one batch (pld_p2p_args), which this kernel progresses in any order: a sender
+ * posts a descriptor (its fingerprint words, the offset and size of its buffer) in the
+ * receiver's inbox without waiting; the receiver compares the words with its own, pulls the
+ * bytes from the sender's window and acknowledges with its own words and a status; the send is
+ * done when the acknowledgement is in. Nobody waits before posting everything it can, so a batch
+ * in which every rank sends before it receives cannot deadlock. A mismatch (another count or
+ * dtype) is reported on both sides with both sides' words; no data moves then.
+ *
+ * Layout at area_off in every window: [0, 64) the doorbell (int32, bumped by every write a peer
+ * makes here: the one cell a batch sleeps on); then the inbox, descriptor [src][k % DEPTH]; then
+ * the acknowledgements, [dst][k % DEPTH]; 64 bytes each, the message number first (stored last,
+ * with release). A sender reuses a slot only once the acknowledgement of the message DEPTH
+ * before is in, so a slot is never rewritten under its reader. */
+
+#define PLD_P2P_DEPTH 8ull
+
+typedef struct pld_p2p_op {
+    uint64_t what[3];      /* the message's fingerprint words: equal on both sides when they match */
+    uint64_t seq;          /* its number in its direction, from 1 */
+    uint64_t off;          /* window offset of the buffer sent, or received into */
+    uint64_t bytes;
+    int32_t peer;          /* the receiver of a send, the sender of a receive */
+    int32_t is_send;
+    int32_t state;         /* out: 0 waiting to post, 1 posted (a send), 2 done, 3 failed */
+    int32_t _pad;
+    uint64_t peer_what[3]; /* out, on a mismatch: the peer's words */
+} pld_p2p_op;
+
+typedef struct pld_p2p_args {
+    uint64_t area_off;
+    uint64_t nops;
+    pld_p2p_op *ops;
+} pld_p2p_args;
+
+static inline uint64_t pld_p2p_area_bytes(int32_t nranks) {
+    return 64 + 2ull * (uint64_t)nranks * PLD_P2P_DEPTH * 64;
+}
+
+static inline uint64_t pld_p2p_desc_off(uint64_t area, int32_t src, uint64_t seq) {
+    return area + 64 + ((uint64_t)src * PLD_P2P_DEPTH + seq % PLD_P2P_DEPTH) * 64;
+}
+
+static inline uint64_t pld_p2p_ack_off(const pld_ctx *c, uint64_t area, int32_t dst, uint64_t seq) {
+    return area + 64 + (((uint64_t)c->nranks + (uint64_t)dst) * PLD_P2P_DEPTH + seq % PLD_P2P_DEPTH) * 64;
+}
+
+/* Writes `n` words at off in peer's window, words[0] (the message number) last with release,
+ * then rings peer's doorbell. */
+static inline int32_t pld_p2p_write(pld_ctx *c, uint64_t area, int32_t peer, uint64_t off, const uint64_t *words,
+                                    uint64_t n) {
+    uint8_t *dst = pld_peer_ptr(c, peer, off);
+    if (dst) {
+        memcpy(dst + 8, words + 1, 8 * (n - 1));
+        __atomic_store_n((uint64_t *)dst, words[0], __ATOMIC_RELEASE);
+    } else {
+        PLD_TRY(pld_put(c, peer, off + 8, words + 1, 8 * (n - 1)));
+        PLD_TRY(pld_put(c, peer, off, words, 8));
+    }
+    return pld_notify(c, peer, area, 1, PLD_NOTIFY_ADD);
+}
+
+/* The message number at off in this rank's own window (acquire: the words after it are read next). */
+static inline uint64_t pld_p2p_seen(const pld_ctx *c, uint64_t off) {
+    return __atomic_load_n((const uint64_t *)(c->local_base + off), __ATOMIC_ACQUIRE);
 }
 
 /* ---------------------------------------------------------------- f16 / bf16 */

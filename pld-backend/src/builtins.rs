@@ -149,6 +149,9 @@ pub fn builtin_kernel(variant: KernelVariant) -> String {
         (KernelKind::Gather, None) => GATHER.to_owned(),
         (KernelKind::Scatter, None) => SCATTER.to_owned(),
         (KernelKind::AllGatherV, None) => ALL_GATHER_V.to_owned(),
+        (KernelKind::SendRecv, None) => {
+            return format!("int32_t {symbol}(pld_ctx *c, const void *args) {{\n{SEND_RECV}}}\n\n");
+        }
         (kind, reduction) => unreachable!("no kernel for {kind:?} with {reduction:?}"),
     };
     let mut c = String::new();
@@ -639,6 +642,89 @@ const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a-
     PLD_TRY(pld_await_root(c, a));
     PLD_TRY(pld_get(c, root, target, a->input_off + row * (uint64_t)r, row));
     return pld_release_root(c, a);
+"#;
+
+/// A batch of sends and receives (the point-to-point protocol of the ABI header): every op
+/// whose slot is free is posted at once, then each op advances as its peer's words arrive, in
+/// whatever order they come; the batch sleeps on its doorbell between rounds that moved nothing.
+const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)args;
+    const uint64_t area = a->area_off;
+    if (area % 64 != 0 || !pld_in_window(c, area, pld_p2p_area_bytes(c->nranks))) return PLD_OUT_OF_BOUNDS;
+    for (uint64_t i = 0; i < a->nops; ++i) {
+        pld_p2p_op *op = &a->ops[i];
+        if (op->peer < 0 || op->peer >= c->nranks || op->seq == 0 || !pld_in_window(c, op->off, op->bytes)) {
+            op->state = 3;
+            c->diag->index = op->peer;
+            return PLD_OUT_OF_BOUNDS;
+        }
+    }
+    const int32_t *bell = (const int32_t *)(c->local_base + area);
+    uint64_t left = a->nops;
+    pld_backoff b = PLD_BACKOFF_INIT;
+    while (left) {
+        const int32_t rung = __atomic_load_n(bell, __ATOMIC_ACQUIRE);
+        int moved = 0;
+        for (uint64_t i = 0; i < a->nops; ++i) {
+            pld_p2p_op *op = &a->ops[i];
+            if (op->state >= 2) continue;
+            if (op->is_send) {
+                const uint64_t ack = pld_p2p_ack_off(c, area, op->peer, op->seq);
+                if (op->state == 0) {
+                    /* The slot is free once the message DEPTH before this one is acknowledged. */
+                    if (op->seq > PLD_P2P_DEPTH && pld_p2p_seen(c, ack) < op->seq - PLD_P2P_DEPTH) continue;
+                    const uint64_t desc[6] = {op->seq, op->what[0], op->what[1], op->what[2], op->off, op->bytes};
+                    PLD_TRY(pld_p2p_write(c, area, op->peer, pld_p2p_desc_off(area, c->rank, op->seq), desc, 6));
+                    op->state = 1;
+                    moved = 1;
+                }
+                /* A later message of this slot acknowledged (it was posted after this one's
+                 * acknowledgement, which may have been overwritten since) means done too. */
+                const uint64_t seen = pld_p2p_seen(c, ack);
+                if (seen < op->seq) continue;
+                const uint64_t *words = (const uint64_t *)(c->local_base + ack);
+                const uint64_t status = seen == op->seq ? __atomic_load_n(&words[4], __ATOMIC_ACQUIRE) : PLD_OK;
+                if (status != PLD_OK && pld_p2p_seen(c, ack) == op->seq) { /* not since overwritten */
+                    memcpy(op->peer_what, words + 1, sizeof op->peer_what);
+                    op->state = 3;
+                    c->diag->index = op->peer;
+                    return (int32_t)status;
+                }
+            } else {
+                const uint64_t off = pld_p2p_desc_off(area, op->peer, op->seq);
+                if (pld_p2p_seen(c, off) != op->seq) continue;
+                const uint64_t *desc = (const uint64_t *)(c->local_base + off);
+                const int same = memcmp(desc + 1, op->what, sizeof op->what) == 0;
+                uint64_t ack[5] = {op->seq, op->what[0], op->what[1], op->what[2], same ? PLD_OK : PLD_MISMATCH};
+                if (same) PLD_TRY(pld_get(c, op->peer, c->local_base + op->off, desc[4], op->bytes));
+                PLD_TRY(pld_p2p_write(c, area, op->peer, pld_p2p_ack_off(c, area, c->rank, op->seq), ack, 5));
+                if (!same) {
+                    memcpy(op->peer_what, desc + 1, sizeof op->peer_what);
+                    op->state = 3;
+                    c->diag->index = op->peer;
+                    return PLD_MISMATCH;
+                }
+            }
+            op->state = 2;
+            --left;
+            moved = 1;
+        }
+        if (!left) break;
+        if (moved) {
+            b = (pld_backoff)PLD_BACKOFF_INIT;
+            continue;
+        }
+        const int32_t status = pld_backoff_step(c, &b, bell, rung);
+        if (status == PLD_TIMEOUT) {
+            for (uint64_t i = 0; i < a->nops; ++i)
+                if (a->ops[i].state < 2) {
+                    c->diag->index = a->ops[i].peer;
+                    break;
+                }
+            return pld_timed_out(c, area, rung, __atomic_load_n(bell, __ATOMIC_ACQUIRE), PLD_WAIT_EQ, area, 0);
+        }
+        if (status != PLD_OK) return status;
+    }
+    return PLD_OK;
 "#;
 
 /// A buffer that fits an LL slot travels as messages: the root sends it to every peer and waits

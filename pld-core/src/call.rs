@@ -9,17 +9,50 @@ use pld_model::{AllReduceMode, DType, ReduceOp};
 /// What a collective call is, for messages (formatted only when one is needed).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum CallWhat {
-    AllReduce { mode: AllReduceMode, op: ReduceOp, dtype: DType },
-    ReduceScatter { op: ReduceOp, dtype: DType },
-    Broadcast { root: i64, dtype: DType },
-    AllGather { dtype: DType },
-    AllToAll { dtype: DType },
-    AllToAllV { dtype: DType },
+    AllReduce {
+        mode: AllReduceMode,
+        op: ReduceOp,
+        dtype: DType,
+    },
+    ReduceScatter {
+        op: ReduceOp,
+        dtype: DType,
+    },
+    Broadcast {
+        root: i64,
+        dtype: DType,
+    },
+    AllGather {
+        dtype: DType,
+    },
+    AllToAll {
+        dtype: DType,
+    },
+    AllToAllV {
+        dtype: DType,
+    },
     Barrier,
-    Reduce { op: ReduceOp, root: i64, dtype: DType },
-    Gather { root: i64, dtype: DType },
-    Scatter { root: i64, dtype: DType },
-    AllGatherV { dtype: DType },
+    Reduce {
+        op: ReduceOp,
+        root: i64,
+        dtype: DType,
+    },
+    Gather {
+        root: i64,
+        dtype: DType,
+    },
+    Scatter {
+        root: i64,
+        dtype: DType,
+    },
+    AllGatherV {
+        dtype: DType,
+    },
+    /// One rank's batch of consecutive sends and receives.
+    SendRecv {
+        sends: u32,
+        receives: u32,
+    },
 }
 
 impl std::fmt::Display for CallWhat {
@@ -38,8 +71,15 @@ impl std::fmt::Display for CallWhat {
             CallWhat::Gather { root, dtype } => write!(f, "gather(root = {root}, dtype = {dtype})"),
             CallWhat::Scatter { root, dtype } => write!(f, "scatter(root = {root}, dtype = {dtype})"),
             CallWhat::AllGatherV { dtype } => write!(f, "all_gather_v(dtype = {dtype})"),
+            CallWhat::SendRecv { sends, receives } => {
+                write!(f, "send!/recv! batch ({sends} send{}, {receives} receive{})", plural(*sends), plural(*receives))
+            }
         }
     }
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// Describes a call for messages; formatted only on the error path, never per call. A

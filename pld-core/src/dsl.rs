@@ -235,6 +235,33 @@ pub fn root(root: impl AsRoot) -> i64 {
     root.into_root()
 }
 
+/// Something that can name a rank of `send!`/`recv!` (`to = ..`, `from = ..`): an integer.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a rank",
+    label = "`to` and `from` name ranks: integers",
+    note = "write `to = 1`, or an integer expression such as `to = (r + 1) % world_size()`"
+)]
+pub trait AsRank {
+    /// The rank as the runtime's `i64` (saturating, as [`AsRoot`]).
+    fn into_rank(self) -> i64;
+}
+
+macro_rules! as_rank {
+    ($($t:ty),*) => {$(
+        impl AsRank for $t {
+            fn into_rank(self) -> i64 {
+                i64::try_from(self).unwrap_or(i64::MAX)
+            }
+        }
+    )*};
+}
+as_rank!(i8, u8, i16, u16, i32, u32, i64, u64, i128, u128, isize, usize);
+
+/// A `to`/`from` operand, checked by [`AsRank`].
+pub fn rank(rank: impl AsRank) -> i64 {
+    rank.into_rank()
+}
+
 /// Something that can be a `premul_sum` scalar: a number.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a premul_sum scalar",

@@ -258,6 +258,26 @@ pub enum Error {
         /// This rank's call, as it published it.
         own_call: String,
     },
+    /// A send or a receive found no partner before the deadline: the peer never posted the
+    /// matching receive (or send), or posted it somewhere this rank never reaches.
+    #[error(
+        "rank {rank} timed out after {timeout_ms} ms in {call}: {waiting}; {ranks}",
+        ranks = ranks.join("; ")
+    )]
+    Unmatched {
+        /// The rank that gave up.
+        rank: usize,
+        /// Its send or receive, with where the host code made it.
+        call: String,
+        /// The peer it waited for.
+        peer: usize,
+        /// What it waited for, naming the peer and the call it expected there.
+        waiting: String,
+        /// The deadline that passed.
+        timeout_ms: u64,
+        /// Every rank's state: the call it is in and the last one it completed.
+        ranks: Box<[String]>,
+    },
     /// Ranks allocated different windows at the same point of a [`World::spmd`](crate::World::spmd)
     /// section (windows are allocated collectively: the k-th of every rank is one window).
     #[error(
@@ -360,6 +380,7 @@ impl Error {
             Error::InvalidCount { rank, .. }
             | Error::Timeout { rank, .. }
             | Error::MismatchedCall { rank, .. }
+            | Error::Unmatched { rank, .. }
             | Error::MismatchedAllocation { rank, .. }
             | Error::KernelFailed { rank, .. }
             | Error::OutOfBounds { rank, .. }

@@ -72,6 +72,14 @@ impl Fingerprint {
 
     /// `all_reduce(mode = mesh, op = sum, dtype = f32, count = 1024) as call #3`.
     pub fn describe(&self) -> String {
+        if self.kind == KernelKind::SendRecv {
+            // A message: `root` and `row_len` hold its sender and receiver.
+            let dtype = self.dtype.map_or("?".to_owned(), |d| d.to_string());
+            return format!(
+                "{} x {dtype} from rank {} to rank {} (message #{})",
+                self.count, self.root, self.row_len, self.seq
+            );
+        }
         let mut args = Vec::new();
         match self.kind {
             KernelKind::AllReduceMesh => args.push("mode = mesh".to_owned()),

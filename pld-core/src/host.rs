@@ -58,6 +58,9 @@ pub struct Host<'w> {
     /// The groups' communicators this host's calls ran in, kept until its work is done (their
     /// calls address them directly).
     comms: RefCell<Vec<Arc<Comm>>>,
+    /// Sends and receives called since this host last queued anything else: queued together,
+    /// one batch per rank, before its next other call, read or sync (see `collective::p2p`).
+    p2p: RefCell<Vec<crate::collective::Pending>>,
     _single_thread: PhantomData<*const ()>,
 }
 
@@ -74,6 +77,7 @@ impl<'w> Host<'w> {
             auto_names: Cell::new(0),
             inline: RefCell::new(None),
             failed: RefCell::new(None),
+            p2p: RefCell::new(Vec::new()),
             _single_thread: PhantomData,
         }
     }
@@ -323,6 +327,9 @@ impl<'w> Host<'w> {
         signal: Option<SignalCells>,
         what: Submission<'_>,
     ) -> bool {
+        if !self.p2p.borrow().is_empty() {
+            self.flush_p2p();
+        }
         let shared = self.world.shared();
         if shared.settings.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1) {
             let mut state = self.inline.borrow_mut();
@@ -346,6 +353,19 @@ impl<'w> Host<'w> {
         };
         self.world.enqueue(rank, Task { call: call.clone(), seq, signal, job });
         true
+    }
+
+    /// Adds a send or a receive to the batch queued before this host's next other work.
+    pub(crate) fn collect_p2p(&self, pending: crate::collective::Pending) {
+        self.p2p.borrow_mut().push(pending);
+    }
+
+    /// Queues the sends and receives collected so far.
+    fn flush_p2p(&self) {
+        let batch = std::mem::take(&mut *self.p2p.borrow_mut());
+        if !batch.is_empty() {
+            self.queue_p2p(batch);
+        }
     }
 
     /// Holds `windows` until every rank of this host is past collective call `seq`; now and
@@ -401,6 +421,7 @@ impl<'w> Host<'w> {
     /// data a failed call never produced. Open a new host to go on.
     pub fn sync(&self) -> Result<()> {
         self.check_healthy()?;
+        self.flush_p2p();
         let outcome =
             if self.ranks == (0..self.nranks()) { self.world.sync() } else { self.world.sync_rank(self.ranks.start) };
         self.release_in_flight();

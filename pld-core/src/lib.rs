@@ -41,7 +41,7 @@ mod tensor;
 mod transport;
 mod world;
 
-pub use collective::{AllReduce, Broadcast, Common, Opts, Reduce, ReduceScatter, Rooted};
+pub use collective::{AllReduce, Broadcast, Common, Opts, RecvFrom, Reduce, ReduceScatter, Rooted, SendTo};
 pub use config::{
     DEFAULT_LL_BYTES, DEFAULT_NRANKS, DEFAULT_TIMEOUT_MS, DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS,
     DEFAULT_WINDOW_BYTES, WorldBuilder,

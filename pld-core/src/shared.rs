@@ -34,6 +34,12 @@ pub(crate) struct Shared {
     /// [`Tuning`]). A heuristic: the steps of its parts may interleave, so it can be off by
     /// one for a moment.
     pub(crate) busy: AtomicI32,
+    /// The point-to-point area (send!/recv!) in every window.
+    pub(crate) p2p_off: usize,
+    /// Messages numbered per direction, `[src * nranks + dst]`: sends by `src`'s host and
+    /// receives by `dst`'s host (each counter has one writer, the host of its rank).
+    pub(crate) p2p_sent: Box<[std::sync::atomic::AtomicU64]>,
+    pub(crate) p2p_received: Box<[std::sync::atomic::AtomicU64]>,
 }
 
 // SAFETY: the fabric's pointers (control cells, the transport's services) point into memory
@@ -111,7 +117,14 @@ struct Failure {
 
 impl Shared {
     /// `board_off` and `ll`: the world's call board and LL area, allocated in every window.
-    pub(crate) fn new(fabric: Fabric, settings: Settings, tuning: Tuning, board_off: usize, ll: LlArea) -> Shared {
+    pub(crate) fn new(
+        fabric: Fabric,
+        settings: Settings,
+        tuning: Tuning,
+        board_off: usize,
+        ll: LlArea,
+        p2p_off: usize,
+    ) -> Shared {
         let nranks = fabric.nranks;
         let world = Arc::new(Comm::new((0..nranks).collect(), &fabric.comm_parts(), board_off, ll, Vec::new()));
         Shared {
@@ -126,6 +139,9 @@ impl Shared {
             failure: Mutex::new(Failure { ranks: vec![None; nranks], ..Failure::default() }),
             host_active: AtomicBool::new(false),
             busy: AtomicI32::new(0),
+            p2p_off,
+            p2p_sent: (0..nranks * nranks).map(|_| Default::default()).collect(),
+            p2p_received: (0..nranks * nranks).map(|_| Default::default()).collect(),
         }
     }
 
@@ -237,6 +253,7 @@ impl Shared {
                 for signal in &dirty {
                     self.heap().zero(signal.offset, signal.bytes);
                 }
+                self.reset_point_to_point();
                 self.abort_flag().store(0, Ordering::SeqCst);
                 Err(error)
             }
@@ -279,6 +296,7 @@ impl Shared {
     /// numbers of calls: the next call has one number everywhere, and no LL writer waits for a
     /// reader to get past a call it never made.
     pub(crate) fn align_call_numbers(&self) {
+        self.reset_point_to_point();
         let calls = self.ranks.iter().map(|r| r.issued.0.load(Ordering::Relaxed)).max().unwrap_or(0);
         for rank in self.fabric.local.clone() {
             self.ranks[rank].issued.0.store(calls, Ordering::Relaxed);
@@ -294,6 +312,20 @@ impl Shared {
                     comm.issued[member].0.store(calls, Ordering::Relaxed);
                     comm.mark_past(self.heap(), member, calls);
                 }
+            }
+        }
+    }
+
+    /// Clears every point-to-point channel of this process's ranks after a failure: a failed
+    /// batch leaves messages posted and never taken, and its peers numbered messages the other
+    /// side never saw. Both sides start again from message 1 on empty slots.
+    pub(crate) fn reset_point_to_point(&self) {
+        self.heap().zero(self.p2p_off, pld_model::p2p_area_bytes(self.nranks));
+        let n = self.nranks;
+        for rank in self.fabric.local.clone() {
+            for peer in 0..n {
+                self.p2p_sent[rank * n + peer].store(0, Ordering::Relaxed);
+                self.p2p_received[peer * n + rank].store(0, Ordering::Relaxed);
             }
         }
     }

@@ -64,8 +64,11 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     let board_bytes = 2 * std::mem::size_of::<FingerprintWords>();
     // The LL message area, on transports where peers are addressable.
     let ll_layout = settings.ll_layout(nranks).filter(|_| !fabric.transport_only);
-    let reserve = reservation_error(&fabric.heap, board_bytes, ll_layout);
+    // The point-to-point area (send!/recv!): a doorbell and a slot per peer and depth.
+    let p2p_bytes = pld_model::p2p_area_bytes(nranks);
+    let reserve = reservation_error(&fabric.heap, board_bytes + p2p_bytes, ll_layout);
     let board_off = fabric.heap.alloc("the call board", board_bytes).map_err(|_| reserve())?;
+    let p2p_off = fabric.heap.alloc("the point-to-point area", p2p_bytes).map_err(|_| reserve())?;
     let ll = match ll_layout {
         Some(layout) => {
             let bytes = usize::try_from(layout.bytes()).map_err(|_| reserve())?;
@@ -95,7 +98,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
         follow_cpus,
     };
     let local = fabric.local.clone();
-    let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll));
+    let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll, p2p_off));
     let mut queues: Vec<Option<Sender<Task>>> = (0..nranks).map(|_| None).collect();
     let mut workers = Vec::with_capacity(local.len());
     for rank in local {
@@ -123,7 +126,7 @@ fn reservation_error(heap: &SymmetricHeap, board_bytes: usize, ll: Option<LlLayo
         value: capacity.to_string(),
         expected: format!(
             "at least {needed} bytes: pld reserves {ll_bytes} bytes of each rank's heap for small messages \
-             and {board_bytes} for the call board (set PLD_LL_BYTES=0 to reserve none for small messages), \
+             and {board_bytes} for the call board and point-to-point area (set PLD_LL_BYTES=0 to reserve none for small messages), \
              and windows need room besides"
         ),
     }

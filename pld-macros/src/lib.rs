@@ -391,6 +391,45 @@ host_only! {
     /// ```
     barrier;
 
+    /// `send!(window, to = r, from = s, nranks = N, group = g)`: rank `s` sends its `window` to
+    /// rank `r`, whose matching `recv!` (the next one from `s`, with as many elements of the same
+    /// dtype) receives it; a mismatch is an error on both ranks. `from` may be left out on a host
+    /// that drives one rank (MPI, `World::spmd`). Consecutive sends and receives are queued as one
+    /// batch per rank and progress in any order, so every rank may send before it receives.
+    ///
+    /// ```
+    /// #[pld::program]
+    /// mod demo {
+    ///     #[pld::host]
+    ///     pub fn ring() -> Vec<i32> {
+    ///         let out = window!(i32, [2]);
+    ///         let inbox = window!(i32, [2]);
+    ///         let n = world_size();
+    ///         for r in ranks() {
+    ///             stage_in!(out, r, [r as i32, 10 * r as i32]);
+    ///         }
+    ///         for r in ranks() {
+    ///             send!(out, to = (r + 1) % n, from = r); // every rank sends first
+    ///         }
+    ///         for r in ranks() {
+    ///             recv!(inbox, from = (r + n - 1) % n, to = r);
+    ///         }
+    ///         let mut got = vec![0; 2];
+    ///         stage_out!(inbox, 0, got);
+    ///         got
+    ///     }
+    /// }
+    /// let world = pld::World::local(3)?;
+    /// assert_eq!(demo::load(&world)?.ring()?, vec![2, 20]); // rank 0 got rank 2's
+    /// # Ok::<(), pld::Error>(())
+    /// ```
+    send;
+
+    /// `recv!(target, from = s, to = r, nranks = N, group = g)`: rank `r`'s `target` receives
+    /// the bytes of rank `s`'s matching `send!` (messages of one direction match in order). `to`
+    /// may be left out on a host that drives one rank. See [`send!`] for an example.
+    recv;
+
     /// `let name = window!(T, shape)`: a symmetric window of `shape` elements of `T` on every
     /// rank, zeroed, named `name` in messages, freed when the host function returns.
     ///

@@ -5,10 +5,21 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 7;
+pub const ABI_VERSION: u32 = 8;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
+
+/// Messages in flight per direction of a point-to-point channel before a sender waits for an
+/// acknowledgement (`PLD_P2P_DEPTH`).
+pub const P2P_DEPTH: usize = 8;
+
+/// Bytes of the point-to-point area in every window of a world of `nranks`
+/// (`pld_p2p_area_bytes`): a doorbell line, then a descriptor and an acknowledgement slot of 64
+/// bytes per peer and depth.
+pub const fn p2p_area_bytes(nranks: usize) -> usize {
+    64 + 2 * nranks * P2P_DEPTH * 64
+}
 
 /// Status codes returned by every device primitive and kernel (`PLD_*` in the header).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -143,5 +154,18 @@ impl AbiLayout {
         ("pld_coll_args", "call"),
         ("pld_coll_args", "ll_off"),
         ("pld_coll_args", "ll_stride"),
+        ("pld_p2p_op", ""),
+        ("pld_p2p_op", "what"),
+        ("pld_p2p_op", "seq"),
+        ("pld_p2p_op", "off"),
+        ("pld_p2p_op", "bytes"),
+        ("pld_p2p_op", "peer"),
+        ("pld_p2p_op", "is_send"),
+        ("pld_p2p_op", "state"),
+        ("pld_p2p_op", "peer_what"),
+        ("pld_p2p_args", ""),
+        ("pld_p2p_args", "area_off"),
+        ("pld_p2p_args", "nops"),
+        ("pld_p2p_args", "ops"),
     ];
 }

@@ -33,6 +33,11 @@ pub enum Collective {
     /// Like all_gather with a block of up to `max_rows` rows per rank, of which each rank sends
     /// its counted rows; every rank learns every count.
     AllGatherV,
+    /// Point-to-point: the sending rank's window goes to one peer, whose matching
+    /// [`Collective::Recv`] (the same number in that direction, count and dtype) takes it.
+    Send,
+    /// Point-to-point: the receiving rank's window becomes the matching send's.
+    Recv,
 }
 
 /// The algorithm of an all_reduce.
@@ -98,6 +103,8 @@ pub enum WindowRole {
     /// all_gather_v: i32 `[nranks]`; entry `rank` holds the rows this rank sends, the call
     /// fills the others with the rows of each peer.
     Counts,
+    /// send: the window whose bytes go to the peer (read only).
+    Message,
 }
 
 impl WindowRole {
@@ -110,6 +117,7 @@ impl WindowRole {
             WindowRole::SendCounts => "send_counts",
             WindowRole::RecvCounts => "recv_counts",
             WindowRole::Counts => "counts",
+            WindowRole::Message => "window",
         }
     }
 }
@@ -137,7 +145,7 @@ pub struct Contract {
 
 impl Collective {
     /// Every collective, in table order.
-    pub const ALL: [Collective; 11] = [
+    pub const ALL: [Collective; 13] = [
         Collective::AllReduce,
         Collective::AllGather,
         Collective::ReduceScatter,
@@ -149,6 +157,8 @@ impl Collective {
         Collective::Gather,
         Collective::Scatter,
         Collective::AllGatherV,
+        Collective::Send,
+        Collective::Recv,
     ];
 
     /// The name of the collective's macro and host method (`all_reduce`, `all_to_all_v`).
@@ -165,7 +175,15 @@ impl Collective {
             Collective::Gather => "gather",
             Collective::Scatter => "scatter",
             Collective::AllGatherV => "all_gather_v",
+            Collective::Send => "send",
+            Collective::Recv => "recv",
         }
+    }
+
+    /// Whether the call is point-to-point (send, recv): between two ranks, matched in order per
+    /// direction, with no signal of its own (the runtime's point-to-point area carries it).
+    pub const fn is_point_to_point(self) -> bool {
+        matches!(self, Collective::Send | Collective::Recv)
     }
 
     /// Parses a name produced by [`Collective::name`].
@@ -196,7 +214,7 @@ impl fmt::Display for Collective {
 
 use WindowRole::*;
 
-const CONTRACTS: [Contract; 11] = [
+const CONTRACTS: [Contract; 13] = [
     Contract {
         collective: Collective::AllReduce,
         windows: &[Target],
@@ -296,6 +314,26 @@ const CONTRACTS: [Contract; 11] = [
         positional_signal: false,
         closes: true,
     },
+    // `from`/`to` of the side the call runs on is optional: a host that drives one rank (an
+    // SPMD or MPI host) sends and receives as that rank.
+    Contract {
+        collective: Collective::Send,
+        windows: &[Message],
+        keywords: &["to", "from", "nranks", "group"],
+        required_keywords: &["to"],
+        reduces: false,
+        positional_signal: false,
+        closes: true,
+    },
+    Contract {
+        collective: Collective::Recv,
+        windows: &[Target],
+        keywords: &["from", "to", "nranks", "group"],
+        required_keywords: &["from"],
+        reduces: false,
+        positional_signal: false,
+        closes: true,
+    },
 ];
 
 /// The device kernels that implement the collectives.
@@ -331,11 +369,13 @@ pub enum KernelKind {
     Scatter,
     /// Pull the counted rows of each peer's local block.
     AllGatherV,
+    /// A batch of one rank's sends and receives, progressed in any order.
+    SendRecv,
 }
 
 impl KernelKind {
     /// Every kernel kind.
-    pub const ALL: [KernelKind; 13] = [
+    pub const ALL: [KernelKind; 14] = [
         KernelKind::AllReduceMesh,
         KernelKind::AllReduceTwoShot,
         KernelKind::AllReduceRing,
@@ -349,6 +389,7 @@ impl KernelKind {
         KernelKind::Gather,
         KernelKind::Scatter,
         KernelKind::AllGatherV,
+        KernelKind::SendRecv,
     ];
 
     /// Whether variants exist per (op, dtype).
@@ -379,6 +420,7 @@ impl KernelKind {
             KernelKind::Gather => "gather",
             KernelKind::Scatter => "scatter",
             KernelKind::AllGatherV => "all_gather_v",
+            KernelKind::SendRecv => "send_recv",
         }
     }
 
@@ -398,6 +440,7 @@ impl KernelKind {
             KernelKind::Gather => Collective::Gather,
             KernelKind::Scatter => Collective::Scatter,
             KernelKind::AllGatherV => Collective::AllGatherV,
+            KernelKind::SendRecv => Collective::Send,
         }
     }
 }
@@ -478,7 +521,7 @@ mod tests {
     #[test]
     fn variants_cover_every_op_and_dtype_once() {
         let all: Vec<_> = KernelVariant::all().collect();
-        assert_eq!(all.len(), 5 * 4 * 10 + 8);
+        assert_eq!(all.len(), 5 * 4 * 10 + 9);
         let mut symbols: Vec<_> = all.iter().map(KernelVariant::symbol).collect();
         symbols.sort();
         symbols.dedup();

@@ -45,6 +45,10 @@ pub struct CollectiveCall {
     pub group: Option<Expr>,
     /// `signal = s` (or barrier's positional signal); absent: a hoisted `__auto_*` signal.
     pub signal: Option<Expr>,
+    /// `to = r`: send's receiver (required), or recv's own rank.
+    pub to: Option<Expr>,
+    /// `from = r`: recv's sender (required), or send's own rank.
+    pub from: Option<Expr>,
 }
 
 /// One raw argument: `expr` or `name = expr`.
@@ -102,6 +106,8 @@ struct CallParser {
     root_value: Option<(i128, Span)>,
     /// The size of a literal group (`group = [0, 2, 5]`).
     group_size: Option<usize>,
+    /// Literal `to`/`from` ranks with their keyword and span, checked against a literal size.
+    literal_ranks: Vec<(&'static str, i128, Span)>,
 }
 
 impl CallParser {
@@ -117,6 +123,8 @@ impl CallParser {
                 root: None,
                 group: None,
                 signal: None,
+                to: None,
+                from: None,
             },
             contract: collective.contract(),
             close,
@@ -125,6 +133,7 @@ impl CallParser {
             nranks_key: None,
             root_value: None,
             group_size: None,
+            literal_ranks: Vec::new(),
         }
     }
 
@@ -198,6 +207,13 @@ impl CallParser {
                 self.call.root = Some(value);
             }
             "signal" => self.call.signal = Some(value),
+            "to" | "from" => {
+                let key: &'static str = if key == "to" { "to" } else { "from" };
+                if let Some((r, span)) = peer_rank(errors, key, &value) {
+                    self.literal_ranks.push((key, r, span));
+                }
+                if key == "to" { self.call.to = Some(value) } else { self.call.from = Some(value) }
+            }
             "group" => {
                 self.group_size = literal_group(errors, &value);
                 self.call.group = Some(value);
@@ -266,6 +282,15 @@ impl CallParser {
         {
             self.errors.at(span, format!("root {root} is out of range for nranks = {n} (expected 0..{n})"));
         }
+        if let Some(NRanks::Literal(n)) = &call.nranks {
+            for &(key, rank, span) in &self.literal_ranks {
+                if rank >= i128::from(*n) {
+                    self.errors
+                        .at(span, format!("`{key} = {rank}` is out of range for nranks = {n} (expected 0..{n})"));
+                }
+            }
+        }
+
         // A literal group fixes the call's rank count: `nranks` and `root` are in its terms.
         if let Some(size) = self.group_size {
             if let (Some(NRanks::Literal(n)), Some(key)) = (&call.nranks, &self.nranks_key)
@@ -278,6 +303,14 @@ impl CallParser {
             {
                 self.errors
                     .at(span, format!("root {root} is out of range for a group of {size} ranks (expected 0..{size})"));
+            }
+            for &(key, rank, span) in &self.literal_ranks {
+                if rank >= size as i128 {
+                    self.errors.at(
+                        span,
+                        format!("`{key} = {rank}` is out of range for a group of {size} ranks (expected 0..{size})"),
+                    );
+                }
             }
         }
     }
@@ -400,6 +433,27 @@ fn nranks(errors: &mut Errors, value: &Expr) -> Option<NRanks> {
     }
 }
 
+/// Checks a literal `to`/`from` rank; other expressions are checked at run time.
+fn peer_rank(errors: &mut Errors, key: &str, value: &Expr) -> Option<(i128, Span)> {
+    match integer(value) {
+        Some(Ok((r, span))) if r >= 0 => Some((r, span)),
+        Some(Ok((r, _))) => {
+            errors.spanned(value, format!("`{key}` must be a rank, 0 or more, found {r}"));
+            None
+        }
+        Some(Err(e)) => {
+            errors.push(e);
+            None
+        }
+        None => {
+            if let Expr::Lit(lit) = value {
+                errors.spanned(value, format!("`{key}` must be an integer rank, found `{}`", lit.to_token_stream()));
+            }
+            None
+        }
+    }
+}
+
 /// Checks a literal root; other expressions are checked at run time.
 fn root(errors: &mut Errors, value: &Expr) -> Option<(i128, Span)> {
     match integer(value) {
@@ -454,6 +508,12 @@ impl CollectiveCall {
         }
         if let Some(root) = &call.root {
             args.push(quote!(root = #root));
+        }
+        if let Some(to) = &call.to {
+            args.push(quote!(to = #to));
+        }
+        if let Some(from) = &call.from {
+            args.push(quote!(from = #from));
         }
         if let Some(group) = &call.group {
             args.push(quote!(group = #group));

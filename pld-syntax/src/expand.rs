@@ -355,6 +355,8 @@ impl Expand<'_> {
                     .chain(&mut call.root)
                     .chain(&mut call.group)
                     .chain(&mut call.signal)
+                    .chain(&mut call.to)
+                    .chain(&mut call.from)
                     .for_each(|e| self.inner(e));
                 let group = call.group.as_ref().map(|g| self.group_option(g));
                 expand_call(&call, mac.path.span(), group)
@@ -542,6 +544,30 @@ pub(crate) fn expand_call(call: &CollectiveCall, site: Span, group: Option<Token
             let (builder, t) = (item("Reduce"), &windows[0]);
             let root = root_operand(call);
             quote_spanned!(site=> #h.reduce(#t, #builder::root(#root)#op #options)?)
+        }
+        Collective::Send | Collective::Recv => {
+            let rank = |e: &Expr| {
+                let dsl = paths::at(e.span(), dsl.clone());
+                quote_spanned!(e.span()=> #dsl::rank(#e))
+            };
+            let w = &windows[0];
+            if call.collective == Collective::Send {
+                let builder = item("SendTo");
+                let to = rank(call.to.as_ref().expect("`to` is required by the contract"));
+                let from = call.from.as_ref().map(|f| {
+                    let f = rank(f);
+                    quote!(.from(#f))
+                });
+                quote_spanned!(site=> #h.send(#w, #builder::rank(#to)#from #options)?)
+            } else {
+                let builder = item("RecvFrom");
+                let from = rank(call.from.as_ref().expect("`from` is required by the contract"));
+                let to = call.to.as_ref().map(|t| {
+                    let t = rank(t);
+                    quote!(.to(#t))
+                });
+                quote_spanned!(site=> #h.recv(#w, #builder::rank(#from)#to #options)?)
+            }
         }
         Collective::Gather | Collective::Scatter => {
             let (builder, first, second) = (item("Rooted"), &windows[0], &windows[1]);

@@ -223,7 +223,8 @@ impl CheckAndHoist<'_> {
 
     /// Gives a call site without a signal its hoisted one.
     fn canonical(&mut self, mut call: CollectiveCall) -> Site {
-        if call.signal.is_some() {
+        // Sends and receives have no signal: the runtime's point-to-point area carries them.
+        if call.signal.is_some() || !call.collective.contract().keywords.contains(&"signal") {
             return Site::Keep;
         }
         let name = self.names.next(call.collective);

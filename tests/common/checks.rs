@@ -3,7 +3,9 @@
 //! signal all zero afterwards. Shared by the property tests and the soak.
 
 use super::{TestElem, assert_same, assert_signal_clear};
-use pld::{AllReduce, AllReduceMode, Broadcast, Host, Opts, Reduce, ReduceOp, ReduceScatter, Rooted, Window};
+use pld::{
+    AllReduce, AllReduceMode, Broadcast, Host, Opts, RecvFrom, Reduce, ReduceOp, ReduceScatter, Rooted, SendTo, Window,
+};
 
 /// splitmix64: the random input values of one case, from its seed.
 pub struct Values(pub u64);
@@ -246,4 +248,29 @@ pub fn all_to_all_v<T: TestElem>(host: &Host<'_>, max_rows: usize, width: usize,
         assert_eq!(host.read(&recv, r).unwrap(), received, "recv_counts of rank {r}");
     }
     assert_signal_clear(host, &signal, "all_to_all_v");
+}
+
+/// A ring exchange by send/recv, `rounds` back to back: every rank sends `out` to the next rank
+/// before it receives `inbox` from the previous one; each round's inbox holds the previous
+/// rank's values and `out` is unchanged. One rank sends to itself.
+pub fn ring_exchange<T: TestElem>(host: &Host<'_>, count: usize, rounds: usize, seed: u64) {
+    let n = host.nranks();
+    let out = host.window::<T>("out", [count]).unwrap();
+    let inbox = host.window::<T>("inbox", [count]).unwrap();
+    for round in 0..rounds as u64 {
+        let mut values = Values(seed.wrapping_mul(31).wrapping_add(round));
+        let inputs: Vec<Vec<T>> = (0..n).map(|_| values.take(ReduceOp::Sum, count)).collect();
+        write_all(host, &out, &inputs);
+        for r in host.ranks() {
+            host.send(&out, SendTo::rank(((r + 1) % n) as i64).from(r as i64)).unwrap();
+        }
+        for r in host.ranks() {
+            host.recv(&inbox, RecvFrom::rank(((r + n - 1) % n) as i64).to(r as i64)).unwrap();
+        }
+        for r in host.ranks() {
+            let context = format!("ring exchange of {count} x {} at {n} ranks, round {round}: rank {r}", T::DTYPE);
+            assert_same(&host.read(&inbox, r).unwrap(), &inputs[(r + n - 1) % n], &context);
+            assert_same(&host.read(&out, r).unwrap(), &inputs[r], &format!("{context} (its send buffer)"));
+        }
+    }
 }

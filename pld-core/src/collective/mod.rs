@@ -21,8 +21,11 @@ use crate::memory::{Allocation, Operand, Window};
 use crate::rank::{CommCall, KernelCall};
 
 mod options;
+mod p2p;
 
 pub use options::{AllReduce, Broadcast, Common, Opts, Reduce, ReduceScatter, Rooted};
+pub(crate) use p2p::Pending;
+pub use p2p::{RecvFrom, SendTo};
 
 /// A checked collective call, ready to be queued on every rank.
 struct Plan<'p, 'a> {

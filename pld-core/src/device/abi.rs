@@ -95,6 +95,39 @@ impl CollArgs {
     pub const CHECK_CALLS: i32 = 1;
 }
 
+/// `pld_p2p_op`: one send or receive of a point-to-point batch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct P2pOp {
+    pub what: [u64; 3],
+    pub seq: u64,
+    pub off: u64,
+    pub bytes: u64,
+    pub peer: i32,
+    pub is_send: i32,
+    /// Out: 0 waiting to post, 1 posted, 2 done, 3 failed.
+    pub state: i32,
+    pub _pad: i32,
+    /// Out, on a mismatch: the peer's words.
+    pub peer_what: [u64; 3],
+}
+
+impl P2pOp {
+    /// `state` of an op that finished.
+    pub const DONE: i32 = 2;
+    /// `state` of the op that failed the batch.
+    pub const FAILED: i32 = 3;
+}
+
+/// `pld_p2p_args`: the arguments of the point-to-point kernel.
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct P2pArgs {
+    pub area_off: u64,
+    pub nops: u64,
+    pub ops: *mut P2pOp,
+}
+
 /// `pld_kernel_fn`.
 pub(crate) type KernelFn = unsafe extern "C" fn(*mut Ctx, *const c_void) -> i32;
 
@@ -158,6 +191,19 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_coll_args", "call") => offset_of!(CollArgs, call),
                 ("pld_coll_args", "ll_off") => offset_of!(CollArgs, ll_off),
                 ("pld_coll_args", "ll_stride") => offset_of!(CollArgs, ll_stride),
+                ("pld_p2p_op", "") => size_of::<P2pOp>(),
+                ("pld_p2p_op", "what") => offset_of!(P2pOp, what),
+                ("pld_p2p_op", "seq") => offset_of!(P2pOp, seq),
+                ("pld_p2p_op", "off") => offset_of!(P2pOp, off),
+                ("pld_p2p_op", "bytes") => offset_of!(P2pOp, bytes),
+                ("pld_p2p_op", "peer") => offset_of!(P2pOp, peer),
+                ("pld_p2p_op", "is_send") => offset_of!(P2pOp, is_send),
+                ("pld_p2p_op", "state") => offset_of!(P2pOp, state),
+                ("pld_p2p_op", "peer_what") => offset_of!(P2pOp, peer_what),
+                ("pld_p2p_args", "") => size_of::<P2pArgs>(),
+                ("pld_p2p_args", "area_off") => offset_of!(P2pArgs, area_off),
+                ("pld_p2p_args", "nops") => offset_of!(P2pArgs, nops),
+                ("pld_p2p_args", "ops") => offset_of!(P2pArgs, ops),
                 other => {
                     unreachable!("AbiLayout::FIELDS names {other:?}, which has no Rust mirror")
                 }

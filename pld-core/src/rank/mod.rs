@@ -163,16 +163,42 @@ impl RankState {
         own_call: FingerprintWords,
         of: KernelOf<'_>,
     ) -> Result<()> {
+        // A user kernel runs in the world (its reference counted once here; a collective's
+        // communicator is borrowed, so a small collective touches no shared count).
+        let world;
+        let comm = match of {
+            KernelOf::Collective(comm) => comm,
+            KernelOf::User(_) => {
+                world = Arc::clone(&self.shared.world);
+                &*world
+            }
+        };
+        let (status, diag) = self.invoke(kernel, args, scratch_bytes, comm);
+        if status == DeviceStatus::Ok as i32 {
+            return Ok(());
+        }
+        let source = match of {
+            KernelOf::User(source) => source,
+            KernelOf::Collective(_) => None,
+        };
+        Err(self.failure(status, &diag, call, own_call, comm, source))
+    }
+
+    /// Runs a kernel in `comm` on this rank: its context built (the wait from the ranks busy
+    /// now, the pin of a call that has the cores to itself), its status and diagnosis returned.
+    pub(crate) fn invoke(
+        &mut self,
+        kernel: KernelFn,
+        args: *const std::ffi::c_void,
+        scratch_bytes: usize,
+        comm: &Comm,
+    ) -> (i32, Diag) {
         let scratch_bytes = scratch_bytes.max(TILE_BYTES);
         let words = scratch_bytes.div_ceil(8);
         if self.scratch.len() < words {
             self.scratch.resize(words, 0);
         }
         let shared = &*self.shared;
-        let comm = match of {
-            KernelOf::Collective(comm) => comm,
-            KernelOf::User(_) => &shared.world,
-        };
         let mut diag = Diag::default();
         let member = comm.member(self.rank).expect("a rank runs only its communicators' calls");
         // The wait of every call follows the ranks busy now.
@@ -203,13 +229,11 @@ impl RankState {
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
         // argument struct the kernel expects (built by the caller from the same contract).
         let status = unsafe { kernel(&mut ctx, args) };
-        if status == DeviceStatus::Ok as i32 {
-            return Ok(());
-        }
-        let source = match of {
-            KernelOf::User(source) => source,
-            KernelOf::Collective(_) => None,
-        };
-        Err(self.failure(status, &diag, call, own_call, comm, source))
+        (status, diag)
+    }
+
+    /// The world this rank belongs to.
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
     }
 }

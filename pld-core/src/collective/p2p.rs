@@ -1,0 +1,389 @@
+//! Point-to-point: `Host::send` and `Host::recv`. The k-th send from rank s to rank d meets the
+//! k-th receive of d from s (messages are numbered per direction, as MPI matches them in order);
+//! both sides carry the message's fingerprint (dtype, count, the two ranks), so a send and a
+//! receive that disagree fail on both ranks, naming both, and move nothing.
+//!
+//! A host does not queue a send or a receive at once: it collects its consecutive ones (up to
+//! its next other call, read or sync) and queues them as one batch per rank, which the device
+//! progresses in whatever order the peers' messages come (`pld_builtin_send_recv`). So a ring
+//! exchange in which every rank sends before it receives cannot deadlock, as NCCL's grouped
+//! calls cannot: the grouping is implicit here.
+
+use std::panic::Location;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use pld_model::{DType, Element, KernelKind, KernelVariant};
+
+use crate::call::{CallWhat, Label};
+use crate::device::abi::{Diag, P2pArgs, P2pOp};
+use crate::device::builtins;
+use crate::error::{Error, Result};
+use crate::fingerprint::{Fingerprint, describe_words};
+use crate::group::{Group, GroupSet};
+use crate::host::{Host, Submission, foreign_window};
+use crate::memory::{Allocation, Window};
+use crate::rank::RankState;
+
+/// Options of [`Host::send`]: `SendTo::rank(1)`, and `.from(0)` for a host that drives more than
+/// one rank.
+#[derive(Clone, Copy, Default)]
+pub struct SendTo<'a> {
+    ends: Ends<'a>,
+}
+
+/// Options of [`Host::recv`]: `RecvFrom::rank(0)`, and `.to(1)` for a host that drives more
+/// than one rank.
+#[derive(Clone, Copy, Default)]
+pub struct RecvFrom<'a> {
+    ends: Ends<'a>,
+}
+
+/// The two ends of a message as a call gives them: the peer, and the rank the call runs on.
+#[derive(Clone, Copy, Default)]
+struct Ends<'a> {
+    peer: i64,
+    own: Option<i64>,
+    nranks: Option<usize>,
+    groups: Option<&'a [Group]>,
+}
+
+macro_rules! p2p_setters {
+    ($ty:ident, $own:ident, $own_doc:literal) => {
+        impl<'a> $ty<'a> {
+            #[doc = $own_doc]
+            pub fn $own(mut self, rank: i64) -> Self {
+                self.ends.own = Some(rank);
+                self
+            }
+
+            /// Declares the rank count this call is written for; checked against the world (or
+            /// the group).
+            pub fn nranks(mut self, nranks: usize) -> Self {
+                self.ends.nranks = Some(nranks);
+                self
+            }
+
+            /// Ranks are of `group` (a [`Group`], or [`Groups`](crate::Groups): then one message
+            /// in each of them, between the same group ranks).
+            pub fn group(mut self, group: &'a impl GroupSet) -> Self {
+                self.ends.groups = Some(group.group_list());
+                self
+            }
+        }
+    };
+}
+
+impl SendTo<'_> {
+    /// A send to rank `peer`.
+    pub fn rank(peer: i64) -> Self {
+        SendTo { ends: Ends { peer, ..Ends::default() } }
+    }
+}
+
+impl RecvFrom<'_> {
+    /// A receive from rank `peer`.
+    pub fn rank(peer: i64) -> Self {
+        RecvFrom { ends: Ends { peer, ..Ends::default() } }
+    }
+}
+
+p2p_setters!(
+    SendTo,
+    from,
+    "The sending rank: the send runs there when this host drives it, and is skipped on a host \
+     that does not (so one SPMD program says `from = 0, to = 1` on every rank). Without it, the \
+     host's own rank (a host of `World::spmd` or MPI)."
+);
+p2p_setters!(
+    RecvFrom,
+    to,
+    "The receiving rank: the receive runs there when this host drives it, and is skipped on a \
+     host that does not. Without it, the host's own rank (a host of `World::spmd` or MPI)."
+);
+
+/// One send or receive a host collected, not yet queued.
+pub(crate) struct Pending {
+    /// The world rank it runs on.
+    rank: usize,
+    op: P2pOp,
+    location: &'static Location<'static>,
+    dtype: DType,
+    /// The window, held until the batch is past (a peer reads a send's window).
+    window: Arc<Allocation>,
+    /// The group it was addressed in, for messages.
+    group: Option<Arc<[usize]>>,
+}
+
+impl Pending {
+    fn is_send(&self) -> bool {
+        self.op.is_send != 0
+    }
+
+    /// `send! of `w` (f32 x 8) to rank 1 at src/main.rs:10:5`.
+    fn describe(&self) -> String {
+        let (verb, dir) = if self.is_send() { ("send!", "to") } else { ("recv!", "from") };
+        let count = self.op.bytes as usize / self.dtype.size().max(1);
+        let group = match &self.group {
+            Some(members) => format!(" in group {members:?}"),
+            None => String::new(),
+        };
+        let at = self.location;
+        format!(
+            "{verb} of `{}` ({} x {count}) {dir} rank {}{group} (message #{} of that direction) at {}:{}:{}",
+            self.window.name(),
+            self.dtype,
+            self.op.peer,
+            self.op.seq,
+            at.file(),
+            at.line(),
+            at.column()
+        )
+    }
+}
+
+impl Host<'_> {
+    /// Sends `window` to rank `to` (world or group rank): the matching [`Host::recv`] there (the
+    /// same number of elements of the same dtype) receives its bytes. Returns once queued; the
+    /// send is done when the receiver has taken the bytes, and this rank's next other call
+    /// waits for that.
+    #[track_caller]
+    pub fn send<T: Element>(&self, window: &Window<'_, T>, to: SendTo<'_>) -> Result<()> {
+        self.point_to_point(window, to.ends, true, Location::caller())
+    }
+
+    /// Receives into `window` from rank `from` (world or group rank) the bytes of its matching
+    /// [`Host::send`]: the same number of elements of the same dtype, or an error on both
+    /// ranks and nothing moved.
+    #[track_caller]
+    pub fn recv<T: Element>(&self, window: &Window<'_, T>, from: RecvFrom<'_>) -> Result<()> {
+        self.point_to_point(window, from.ends, false, Location::caller())
+    }
+
+    fn point_to_point<T: Element>(
+        &self,
+        window: &Window<'_, T>,
+        ends: Ends<'_>,
+        is_send: bool,
+        location: &'static Location<'static>,
+    ) -> Result<()> {
+        self.check_healthy()?;
+        let what = if is_send { "send!" } else { "recv!" };
+        let call = || {
+            format!("{what} of `{}` at {}:{}:{}", window.name(), location.file(), location.line(), location.column())
+        };
+        let shared = self.world().shared();
+        if !window.belongs_to(shared.heap()) {
+            return Err(foreign_window(call(), if is_send { "window" } else { "target" }, window.name()));
+        }
+        let world: [usize; 0] = [];
+        let spaces: Vec<(&[usize], Option<&Group>)> = match ends.groups {
+            None => vec![(&world[..], None)],
+            Some(groups) => groups.iter().map(|g| (g.members(), Some(g))).collect(),
+        };
+        let n = self.nranks();
+        for (members, group) in spaces {
+            let size = group.map_or(n, Group::size);
+            let to_world = |r: usize| if group.is_some() { members[r] } else { r };
+            if let Some(declared) = ends.nranks
+                && declared != size
+            {
+                return Err(Error::NranksMismatch { call: call(), declared, world: size });
+            }
+            let rank_in_range = |rank: i64, role: &str| -> Result<usize> {
+                usize::try_from(rank).ok().filter(|&r| r < size).ok_or_else(|| Error::RankOutOfRange {
+                    what: format!("{} ({role})", call()),
+                    rank: rank.max(0) as usize,
+                    nranks: size,
+                })
+            };
+            let peer = to_world(rank_in_range(ends.peer, if is_send { "to" } else { "from" })?);
+            let own = match ends.own {
+                Some(own) => to_world(rank_in_range(own, if is_send { "from" } else { "to" })?),
+                None => match self.rank() {
+                    Some(own) => {
+                        if group.is_some_and(|g| g.rank_of(own).is_none()) {
+                            continue; // this host's rank is not in this group
+                        }
+                        own
+                    }
+                    None => {
+                        return Err(Error::InvalidSetting {
+                            setting: format!("{} ({})", call(), if is_send { "from" } else { "to" }),
+                            value: "none".into(),
+                            expected: format!(
+                                "the rank it runs on: this host drives ranks {:?}, so say `{} = r`",
+                                self.ranks(),
+                                if is_send { "from" } else { "to" }
+                            ),
+                        });
+                    }
+                },
+            };
+            if !self.ranks().contains(&own) {
+                continue; // another host's rank: its host runs this call
+            }
+            let (src, dst) = if is_send { (own, peer) } else { (peer, own) };
+            let counter = if is_send { &shared.p2p_sent[src * n + dst] } else { &shared.p2p_received[src * n + dst] };
+            // One writer per counter (the host of `own`): a load and a store.
+            let seq = counter.load(Ordering::Relaxed) + 1;
+            counter.store(seq, Ordering::Relaxed);
+            let fingerprint = Fingerprint {
+                seq,
+                kind: KernelKind::SendRecv,
+                op: None,
+                dtype: Some(T::DTYPE),
+                root: src as i32,
+                count: window.len() as u64,
+                row_len: dst as u64,
+            };
+            let op = P2pOp {
+                what: fingerprint.words().what,
+                seq,
+                off: window.offset() as u64,
+                bytes: window.bytes() as u64,
+                peer: peer as i32,
+                is_send: i32::from(is_send),
+                ..P2pOp::default()
+            };
+            let pending = Pending {
+                rank: own,
+                op,
+                location,
+                dtype: T::DTYPE,
+                window: window.allocation(),
+                group: group.map(|g| Arc::clone(&g.comm.members)),
+            };
+            self.collect_p2p(pending);
+        }
+        Ok(())
+    }
+
+    /// Queues the collected sends and receives: one batch per rank, in the order they were
+    /// called.
+    pub(crate) fn queue_p2p(&self, batch: Vec<Pending>) {
+        let shared = self.world().shared();
+        let kernel = match builtins() {
+            Ok(builtins) => builtins.kernel(KernelVariant::movement(KernelKind::SendRecv)),
+            Err(error) => {
+                for rank in self.ranks() {
+                    shared.record_failure(rank, error.clone(), None);
+                }
+                return;
+            }
+        };
+        let mut ranks: Vec<usize> = batch.iter().map(|p| p.rank).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let mut by_rank: Vec<Vec<Pending>> = ranks.iter().map(|_| Vec::new()).collect();
+        for pending in batch {
+            let i = ranks.binary_search(&pending.rank).expect("listed above");
+            by_rank[i].push(pending);
+        }
+        for (rank, ops) in ranks.into_iter().zip(by_rank) {
+            let sends = ops.iter().filter(|p| p.is_send()).count() as u32;
+            let what = CallWhat::SendRecv { sends, receives: ops.len() as u32 - sends };
+            let label = Label::Call(what, ops[0].location);
+            let task = &shared.ranks[rank].issued.0;
+            let seq = task.load(Ordering::Relaxed) + 1;
+            task.store(seq, Ordering::Relaxed);
+            let windows: Vec<Arc<Allocation>> = ops.iter().map(|p| Arc::clone(&p.window)).collect();
+            let queued = self.submit(
+                rank,
+                &label,
+                seq,
+                None,
+                Submission::Work(Box::new(move |state: &mut RankState| run_batch(state, kernel, ops))),
+            );
+            if queued || shared.fabric.agree_on_allocation.is_some() {
+                self.hold_in_flight(seq, windows);
+            }
+        }
+    }
+}
+
+/// Runs one rank's batch and words a failure after the op that failed.
+fn run_batch(state: &mut RankState, kernel: crate::device::abi::KernelFn, mut ops: Vec<Pending>) -> Result<()> {
+    let shared = state.shared();
+    let mut words: Vec<P2pOp> = ops.iter().map(|p| p.op).collect();
+    let args = P2pArgs { area_off: shared.p2p_off as u64, nops: words.len() as u64, ops: words.as_mut_ptr() };
+    let world = Arc::clone(&shared.world);
+    let (status, diag) = state.invoke(kernel, (&raw const args).cast(), 0, &world);
+    if status == pld_model::DeviceStatus::Ok as i32 {
+        return Ok(());
+    }
+    for (pending, out) in ops.iter_mut().zip(&words) {
+        pending.op.state = out.state;
+        pending.op.peer_what = out.peer_what;
+    }
+    Err(batch_failure(state, status, &diag, &ops))
+}
+
+/// The error of a failed batch, in terms of its sends and receives.
+fn batch_failure(state: &RankState, status: i32, diag: &Diag, ops: &[Pending]) -> Error {
+    use pld_model::DeviceStatus;
+    let shared = state.shared();
+    let rank = state.rank;
+    let failed = ops.iter().find(|p| p.op.state == P2pOp::FAILED);
+    let pending = ops.iter().find(|p| p.op.state < P2pOp::DONE);
+    let Some(op) = failed.or(pending).or(ops.first()) else {
+        return Error::KernelFailed {
+            rank,
+            call: "an empty send!/recv! batch".into(),
+            reason: format!("status {status}"),
+        };
+    };
+    let call = op.describe();
+    let peer = op.op.peer as usize;
+    match DeviceStatus::from_code(status) {
+        Some(DeviceStatus::Mismatch) => {
+            let (own_verb, peer_verb) = if op.is_send() { ("send!", "recv!") } else { ("recv!", "send!") };
+            let words = |what| crate::device::abi::FingerprintWords { seq: op.op.seq, what };
+            Error::MismatchedCall {
+                rank,
+                call,
+                peer,
+                peer_call: format!("{peer_verb} of {}", describe_words(words(op.op.peer_what))),
+                own_call: format!("{own_verb} of {}", describe_words(words(op.op.what))),
+            }
+        }
+        Some(DeviceStatus::Timeout) => {
+            let mut waiting: Vec<String> = ops
+                .iter()
+                .filter(|p| p.op.state < P2pOp::DONE)
+                .map(|p| match (p.is_send(), p.op.state) {
+                    (true, 0) => format!(
+                        "rank {} has not taken the {} messages before message #{} from rank {rank}",
+                        p.op.peer,
+                        pld_model::P2P_DEPTH,
+                        p.op.seq
+                    ),
+                    (true, _) => format!(
+                        "rank {} never received message #{} from rank {rank} (no matching recv! from rank {rank} there)",
+                        p.op.peer, p.op.seq
+                    ),
+                    (false, _) => format!(
+                        "rank {} never sent message #{} to rank {rank} (no matching send! to rank {rank} there)",
+                        p.op.peer, p.op.seq
+                    ),
+                })
+                .collect();
+            waiting.dedup();
+            let _ = diag;
+            Error::Unmatched {
+                rank,
+                call,
+                peer,
+                waiting: waiting.join("; "),
+                timeout_ms: shared.settings.timeout.as_millis() as u64,
+                ranks: shared.progress_report(),
+            }
+        }
+        Some(DeviceStatus::Aborted) => Error::Aborted { rank, call },
+        _ => Error::KernelFailed {
+            rank,
+            call,
+            reason: format!("status {status} (an operand outside the window, or a transport failure)"),
+        },
+    }
+}
