@@ -56,7 +56,8 @@ fn main() {
             with_dtype!(dtype, scatter(&host, count / n, (count + i + 3) % n, seed));
             let rows: Vec<usize> = (0..n).map(|s| (s * 3 + i) % (max_rows + 1)).collect();
             with_dtype!(dtype, all_gather_v(&host, max_rows, 5, &rows, seed));
-            calls += 11;
+            with_dtype!(dtype, ring_exchange(&host, count, 2, seed));
+            calls += 13;
         }
     }
     host.barrier(pld::Opts::new()).expect("a final barrier");

@@ -257,3 +257,29 @@ fn premul_sum() {
         expect_file!["snapshots/premul_sum.rs"],
     );
 }
+
+#[test]
+fn send_recv() {
+    // No signal is hoisted: messages travel through the runtime's point-to-point area.
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run() {
+                    let out = window!(f32, [8]);
+                    let inbox = window!(f32, [8]);
+                    let n = world_size();
+                    for r in ranks() {
+                        send!(out, to = (r + 1) % n, from = r);
+                    }
+                    for r in ranks() {
+                        recv!(inbox, from = (r + n - 1) % n, to = r);
+                    }
+                    send!(out, to = 1, group = [0, 1]);
+                    recv!(inbox, from = 0, nranks = 2);
+                }
+            }
+        },
+        expect_file!["snapshots/send_recv.rs"],
+    );
+}

@@ -2,7 +2,10 @@
 //! (`PLD_E2E_MODE=groups`, a rank per process): every collective over every kind of group,
 //! three rounds back to back, exact patterns in group terms, non-members' windows unchanged.
 
-use pld::{AllReduce, AllReduceMode, Broadcast, Group, GroupSet, Host, Opts, Reduce, ReduceScatter, Rooted, Window};
+use pld::{
+    AllReduce, AllReduceMode, Broadcast, Group, GroupSet, Host, Opts, RecvFrom, Reduce, ReduceScatter, Rooted, SendTo,
+    Window,
+};
 
 /// What a non-member's window holds throughout.
 const UNTOUCHED: f32 = 777.0;
@@ -175,6 +178,20 @@ pub fn every_collective(host: &Host<'_>, set: &impl GroupSet, what: &str) {
                 None => assert!(found.iter().all(|&c| c == UNTOUCHED as i32), "{what}: rank {r}'s counts changed"),
             }
         }
+        // A ring of sends and receives inside every group, in group ranks, sends first.
+        let out = host.window::<f32>("p2p_out", [5]).unwrap();
+        let inbox = host.window::<f32>("p2p_inbox", [5]).unwrap();
+        stage(host, &out, groups, round, |i| (0..5).map(|k| value(i, k, round)).collect());
+        stage(host, &inbox, groups, round, |_| vec![UNTOUCHED; 5]);
+        for i in 0..g {
+            host.send(&out, SendTo::rank(((i + 1) % g) as i64).from(i as i64).group(set)).unwrap();
+        }
+        for i in 0..g {
+            host.recv(&inbox, RecvFrom::rank(((i + g - 1) % g) as i64).to(i as i64).group(set)).unwrap();
+        }
+        check(host, &inbox, groups, &format!("{what}: send/recv ring, round {round}"), |_, i| {
+            (0..5).map(|k| value((i + g - 1) % g, k, round)).collect()
+        });
         host.barrier(Opts::new().group(set)).unwrap();
     }
     host.sync().unwrap();

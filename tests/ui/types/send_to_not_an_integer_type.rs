@@ -1,0 +1,13 @@
+#[pld::program]
+mod demo {
+    #[pld::host]
+    pub fn run(peer: f32) {
+        let out = window!(f32, [8]);
+        send!(out, to = peer, from = 0);
+    }
+}
+
+fn main() {
+    let world = pld::World::local(4).unwrap();
+    let _ = demo::load(&world).unwrap().run(1.0);
+}

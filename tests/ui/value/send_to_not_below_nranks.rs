@@ -1,0 +1,13 @@
+#[pld::program]
+mod demo {
+    #[pld::host]
+    pub fn run() {
+        let out = window!(f32, [8]);
+        send!(out, to = 4, from = 0, nranks = 4);
+    }
+}
+
+fn main() {
+    let world = pld::World::local(4).unwrap();
+    let _ = demo::load(&world).unwrap().run();
+}
