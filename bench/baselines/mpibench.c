@@ -2,11 +2,12 @@
 // would otherwise make (MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast,
 // MPI_Alltoall, MPI_Alltoallv with the same count to every peer, MPI_Barrier, and the rooted
 // MPI_Reduce, MPI_Gather and MPI_Scatter with root 0, MPI_Allgatherv with the same count from
-// every rank). Float32, sum.
+// every rank, and MPI_Sendrecv around the ring: each rank sends to the next and receives from
+// the previous). Float32, sum.
 // Per size: warm up, grow a batch to 20 ms to estimate, run target_sec worth, report the mean
 // over ranks; then a fresh exact pattern and a count of wrong elements over all ranks.
 // usage: mpirun -np N ./mpibench <allreduce|allgather|reduce_scatter|bcast|alltoall|alltoallv|barrier|
-//                                 reduce|gather|scatter|allgatherv>
+//                                 reduce|gather|scatter|allgatherv|sendrecv>
 //        [minB] [maxB] [factor] [target_sec]
 // Sizes as pld-bench gives them: all_reduce, broadcast and reduce the whole buffer; all_gather,
 // reduce_scatter, all_to_all, all_to_all_v, gather and scatter one rank's whole input or output
@@ -17,9 +18,9 @@
 #include <string.h>
 
 static int rank, nranks;
-enum { AR, AG, RS, BC, A2A, A2AV, BAR, RD, GA, SC, AGV, LAST = AGV };
-static const char *NAMES[] = {"allreduce", "allgather", "reduce_scatter", "bcast", "alltoall",
-                              "alltoallv", "barrier", "reduce", "gather", "scatter", "allgatherv"};
+enum { AR, AG, RS, BC, A2A, A2AV, BAR, RD, GA, SC, AGV, SR, LAST = SR };
+static const char *NAMES[] = {"allreduce", "allgather", "reduce_scatter", "bcast", "alltoall",   "alltoallv",
+                              "barrier",   "reduce",    "gather",         "scatter", "allgatherv", "sendrecv"};
 static int *counts, *displs;
 
 // cnt: elements of the buffer (allreduce, bcast) or of one block (the others).
@@ -35,6 +36,10 @@ static void run(int c, float *s, float *r, size_t cnt) {
     case GA: MPI_Gather(s, (int)cnt, MPI_FLOAT, r, (int)cnt, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
     case SC: MPI_Scatter(s, (int)cnt, MPI_FLOAT, r, (int)cnt, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
     case AGV: MPI_Allgatherv(s, (int)cnt, MPI_FLOAT, r, counts, displs, MPI_FLOAT, MPI_COMM_WORLD); break;
+    case SR:
+        MPI_Sendrecv(s, (int)cnt, MPI_FLOAT, (rank + 1) % nranks, 0, r, (int)cnt, MPI_FLOAT,
+                     (rank + nranks - 1) % nranks, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        break;
     default: MPI_Barrier(MPI_COMM_WORLD); break;
     }
 }
@@ -49,7 +54,7 @@ static size_t recv_len(int c, size_t cnt) {
 static void init(int c, float *s, float *r, size_t cnt) {
     for (size_t i = 0; i < send_len(c, cnt); i++) {
         if (c == AR || c == RS || c == RD) s[i] = (float)((rank + 1) * ((i % 1024) + 1));
-        else if (c == AG || c == GA || c == AGV) s[i] = (float)(rank * 4096 + (i % 4096));
+        else if (c == AG || c == GA || c == AGV || c == SR) s[i] = (float)(rank * 4096 + (i % 4096));
         else if (c == SC) s[i] = rank == 0 ? (float)((i / cnt) * 4096 + ((i % cnt) % 4096)) : -7.0f;
         else if (c == BC) s[i] = rank == 0 ? (float)(i % 65536) + 0.5f : -7.0f;
         else { size_t d = i / cnt, j = i % cnt; s[i] = (float)(((rank * 16 + d) * 1024) + (j % 1024)); }
@@ -76,6 +81,9 @@ static long long check(int c, const float *s, const float *r, size_t cnt) {
             if (s[i] != (float)(i % 65536) + 0.5f) bad++;
     } else if (c == BAR) {
         return 0;
+    } else if (c == SR) {
+        for (size_t i = 0; i < cnt; i++)
+            if (r[i] != (float)(((rank + nranks - 1) % nranks) * 4096 + (i % 4096))) bad++;
     } else if (c == RS) {
         for (size_t j = 0; j < cnt; j++)
             if (r[j] != (float)(n * (n + 1) / 2 * (((rank * cnt + j) % 1024) + 1))) bad++;
@@ -121,7 +129,7 @@ int main(int argc, char **argv) {
     for (size_t b = minb; b <= maxb && ns < 63; b *= fac) sizes[ns++] = b;
     if (ns == 0 || sizes[ns - 1] != maxb) sizes[ns++] = maxb;
     for (int k = 0; k < ns; k++) {
-        int blocks = (c == AR || c == BC || c == BAR || c == RD) ? 1 : nranks;
+        int blocks = (c == AR || c == BC || c == BAR || c == RD || c == SR) ? 1 : nranks;
         size_t cnt = sizes[k] / 4 / blocks;
         if (!cnt && c != BAR) cnt = 1;
         size_t bytes = cnt * 4 * blocks;
@@ -159,7 +167,7 @@ int main(int argc, char **argv) {
         // nccl-tests' bus factors: all_reduce 2(n-1)/n, broadcast and reduce 1, the block
         // collectives (n-1)/n.
         double factor = c == AR ? 2.0 * (nranks - 1) / nranks
-                        : (c == BC || c == RD) ? 1.0
+                        : (c == BC || c == RD || c == SR) ? 1.0
                         : c == BAR ? 0.0 : (double)(nranks - 1) / nranks;
         double algbw = bytes / tavg / 1e9, busbw = algbw * factor;
         if (rank == 0)

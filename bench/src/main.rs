@@ -27,16 +27,32 @@ fn bus_factor(coll: Collective, n: usize) -> f64 {
     let n = n as f64;
     match coll {
         Collective::AllReduce => 2.0 * (n - 1.0) / n,
-        Collective::Broadcast | Collective::Barrier | Collective::Reduce => 1.0,
+        Collective::Broadcast | Collective::Barrier | Collective::Reduce | Collective::Send | Collective::Recv => 1.0,
         _ => (n - 1.0) / n,
     }
 }
 
+/// How the bench names a collective: `sendrecv` for the ring exchange of send!/recv!.
+fn bench_name(coll: Collective) -> &'static str {
+    match coll {
+        Collective::Send | Collective::Recv => "sendrecv",
+        other => other.name(),
+    }
+}
+
+/// A collective by its name; `sendrecv` (or `send`) is the ring exchange of send!/recv!: every
+/// rank sends its buffer to the next rank and receives the previous rank's, as `MPI_Sendrecv`.
 fn parse_collective(name: &str) -> Result<Collective, String> {
-    Collective::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = Collective::ALL.iter().map(|c| c.name()).collect();
-        format!("unknown collective `{name}` (one of {})", names.join(", "))
-    })
+    let names = || {
+        let names: Vec<&str> =
+            Collective::ALL.iter().filter(|c| **c != Collective::Recv).map(|c| c.name()).collect();
+        names.join(", ").replace("send", "sendrecv")
+    };
+    match name {
+        "sendrecv" | "send" => Ok(Collective::Send),
+        "recv" => Err(format!("`recv` is measured with its send: run `sendrecv` (one of {})", names())),
+        _ => Collective::from_name(name).ok_or_else(|| format!("unknown collective `{name}` (one of {})", names())),
+    }
 }
 
 #[derive(Parser, Debug)]
@@ -185,10 +201,10 @@ fn main() -> Result<()> {
     // An option that does not apply to the collective is an error, not silently ignored.
     let reducing = matches!(args.collective, Collective::AllReduce | Collective::ReduceScatter | Collective::Reduce);
     if let (Some(mode), false) = (&args.mode, args.collective == Collective::AllReduce) {
-        bail!("--mode {mode} applies to all_reduce only, not {}", args.collective.name());
+        bail!("--mode {mode} applies to all_reduce only, not {}", bench_name(args.collective));
     }
     if let (Some(op), false) = (&args.op, reducing) {
-        bail!("--op {op} applies to all_reduce, reduce_scatter and reduce only, not {}", args.collective.name());
+        bail!("--op {op} applies to all_reduce, reduce_scatter and reduce only, not {}", bench_name(args.collective));
     }
     let op_name = args.op.as_deref().unwrap_or("sum");
     let op = pld::ReduceOp::from_name(op_name).with_context(|| format!("unknown op `{op_name}`"))?;

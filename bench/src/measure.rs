@@ -5,7 +5,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
-use pld::{AllReduce, AllReduceMode, Broadcast, DType, Host, Opts, Reduce, ReduceOp, ReduceScatter, Rooted, Window};
+use pld::{
+    AllReduce, AllReduceMode, Broadcast, DType, Host, Opts, RecvFrom, Reduce, ReduceOp, ReduceScatter, Rooted, SendTo,
+    Window,
+};
 
 use crate::pattern::{BenchElem, inputs, reduced};
 use pld::Collective;
@@ -92,7 +95,11 @@ fn shape(coll: Collective, bytes: usize, n: usize, elem: usize) -> (usize, usize
             let chunk = (bytes / elem / n).max(1);
             (chunk, chunk * n * elem)
         }
-        Collective::AllReduce | Collective::Broadcast | Collective::Reduce => {
+        Collective::AllReduce
+        | Collective::Broadcast
+        | Collective::Reduce
+        | Collective::Send
+        | Collective::Recv => {
             let count = (bytes / elem).max(1);
             (count, count * elem)
         }
@@ -157,7 +164,7 @@ fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max
     let progress = progress.with_style(
         ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} sizes {msg}").expect("a valid template"),
     );
-    progress.set_prefix(format!("pld {} x{n}", config.coll.name()));
+    progress.set_prefix(format!("pld {} x{n}", crate::bench_name(config.coll)));
     let mut rows = Vec::new();
     for &requested in sizes {
         let (count, bytes) = shape(config.coll, requested, n, elem);
@@ -194,6 +201,17 @@ fn sweep_on<T: BenchElem>(config: &Config, sizes: &[usize], host: &Host<'_>, max
                 Collective::Gather => host.gather(&wa, &wb, grouped!(Rooted::root(0).signal(&signal))),
                 Collective::Scatter => host.scatter(&wa, &wb, grouped!(Rooted::root(0).signal(&signal))),
                 Collective::AllGatherV => host.all_gather_v(&wa, &wb, &send, opts),
+                // A ring exchange, every rank's send first (in group ranks under --group-of):
+                // one batch per rank of one send and one receive.
+                Collective::Send | Collective::Recv => {
+                    for i in 0..n {
+                        host.send(&wa, grouped!(SendTo::rank(((i + 1) % n) as i64).from(i as i64)))?;
+                    }
+                    for i in 0..n {
+                        host.recv(&wb, grouped!(RecvFrom::rank(((i + n - 1) % n) as i64).to(i as i64)))?;
+                    }
+                    Ok(())
+                }
             }
         };
         let warm_up = if rows.is_empty() { FIRST_WARM_UP } else { WARM_UP };
@@ -395,6 +413,15 @@ fn check<T: BenchElem>(
             call()?;
             for r in ranks() {
                 wrong += count_wrong(&host.read(b, r)?, &inputs::<T>(op, r % n, k, count));
+            }
+        }
+        Collective::Send | Collective::Recv => {
+            for r in ranks() {
+                host.write(a, r, &inputs::<T>(op, r % n, k, count))?;
+            }
+            call()?;
+            for r in ranks() {
+                wrong += count_wrong(&host.read(b, r)?, &inputs::<T>(op, (r % n + n - 1) % n, k, count));
             }
         }
         Collective::AllToAll | Collective::AllToAllV => {

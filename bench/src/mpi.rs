@@ -41,6 +41,7 @@ fn harness_name(coll: Collective) -> &'static str {
         Collective::Gather => "gather",
         Collective::Scatter => "scatter",
         Collective::AllGatherV => "allgatherv",
+        Collective::Send | Collective::Recv => "sendrecv",
     }
 }
 

@@ -20,7 +20,7 @@ fn placement(config: &Config) -> &'static str {
     use pld::Collective::*;
     match config.coll {
         AllReduce | ReduceScatter | Broadcast | Reduce => "in-place",
-        AllGather | AllToAll | AllToAllV | Gather | Scatter | AllGatherV => "out-of-place",
+        AllGather | AllToAll | AllToAllV | Gather | Scatter | AllGatherV | Send | Recv => "out-of-place",
         Barrier => "-",
     }
 }
@@ -60,7 +60,7 @@ pub fn header(config: &Config, baseline: Option<&Baseline>) -> String {
     }
     let mut out = format!(
         "# pld-bench {}  nranks={}  dtype={}{applies}  launcher={}  hosts={}  ({} cpus)\n",
-        config.coll.name(),
+        crate::bench_name(config.coll),
         config.nranks,
         config.dtype,
         config.launcher,
@@ -70,7 +70,7 @@ pub fn header(config: &Config, baseline: Option<&Baseline>) -> String {
     let place = placement(config);
     let other = if place == "in-place" { "out-of-place" } else { "in-place" };
     if place != "-" {
-        let _ = writeln!(out, "# the {place} columns of nccl-tests (pld's {} has no {other} form)", config.coll.name());
+        let _ = writeln!(out, "# the {place} columns of nccl-tests (pld's {} has no {other} form)", crate::bench_name(config.coll));
     }
     let _ = write!(
         out,
@@ -143,7 +143,7 @@ pub fn csv(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baselin
         let _ = writeln!(
             out,
             "{},{},{},{},{},{:.3},{:.4},{:.4},{},{mt},{mb},{mw}",
-            config.coll.name(),
+            crate::bench_name(config.coll),
             config.nranks,
             config.dtype,
             r.bytes,
@@ -169,7 +169,7 @@ pub fn plot(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baseli
         .fold(0.0f64, f64::max)
         .max(0.001)
         * 1.1;
-    let title = format!("{} busbw, {} ranks, {} {}", config.coll.name(), config.nranks, config.dtype, config.op);
+    let title = format!("{} busbw, {} ranks, {} {}", crate::bench_name(config.coll), config.nranks, config.dtype, config.op);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
         .margin(16)

@@ -644,19 +644,34 @@ const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a-
     return pld_release_root(c, a);
 "#;
 
-/// A batch of sends and receives (the point-to-point protocol of the ABI header): every op
-/// whose slot is free is posted at once, then each op advances as its peer's words arrive, in
-/// whatever order they come; the batch sleeps on its doorbell between rounds that moved nothing.
+/// A batch of sends and receives (the point-to-point protocol of the ABI header): every send
+/// whose slot is free is posted at once, then each direction advances as its peer's words
+/// arrive, whatever the order of the directions; the batch sleeps on its doorbell between rounds
+/// that moved nothing. A round costs one look per direction, not per message, so a batch of
+/// thousands of messages (a loop of sends and receives with nothing between) stays linear.
 const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)args;
     const uint64_t area = a->area_off;
     if (area % 64 != 0 || !pld_in_window(c, area, pld_p2p_area_bytes(c->nranks))) return PLD_OUT_OF_BOUNDS;
-    for (uint64_t i = 0; i < a->nops; ++i) {
-        pld_p2p_op *op = &a->ops[i];
-        if (op->peer < 0 || op->peer >= c->nranks || op->seq == 0 || !pld_in_window(c, op->off, op->bytes)) {
-            op->state = 3;
-            c->diag->index = op->peer;
-            return PLD_OUT_OF_BOUNDS;
+    /* The ops come grouped by direction (peer, send or receive), each direction in message
+     * order (the host sorts them so). A direction progresses in order, so a round looks at each
+     * direction's head only: [first, end, next to post, next to finish] per direction, in scratch. */
+    uint64_t *dirs = (uint64_t *)c->scratch, ndirs = 0;
+    for (uint64_t i = 0; i < a->nops;) {
+        const pld_p2p_op *first = &a->ops[i];
+        uint64_t j = i;
+        for (; j < a->nops && a->ops[j].peer == first->peer && a->ops[j].is_send == first->is_send; ++j) {
+            const pld_p2p_op *op = &a->ops[j];
+            if (op->peer < 0 || op->peer >= c->nranks || op->seq == 0 || !pld_in_window(c, op->off, op->bytes) ||
+                (j > i && op->seq <= a->ops[j - 1].seq)) {
+                a->ops[j].state = 3;
+                c->diag->index = op->peer;
+                return PLD_OUT_OF_BOUNDS;
+            }
         }
+        if (32 * (ndirs + 1) > c->scratch_bytes) return PLD_OUT_OF_BOUNDS;
+        uint64_t *d = dirs + 4 * ndirs++;
+        d[0] = i, d[1] = j, d[2] = i, d[3] = i;
+        i = j;
     }
     const int32_t *bell = (const int32_t *)(c->local_base + area);
     uint64_t left = a->nops;
@@ -664,49 +679,59 @@ const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)arg
     while (left) {
         const int32_t rung = __atomic_load_n(bell, __ATOMIC_ACQUIRE);
         int moved = 0;
-        for (uint64_t i = 0; i < a->nops; ++i) {
-            pld_p2p_op *op = &a->ops[i];
-            if (op->state >= 2) continue;
-            if (op->is_send) {
-                const uint64_t ack = pld_p2p_ack_off(c, area, op->peer, op->seq);
-                if (op->state == 0) {
-                    /* The slot is free once the message DEPTH before this one is acknowledged. */
-                    if (op->seq > PLD_P2P_DEPTH && pld_p2p_seen(c, ack) < op->seq - PLD_P2P_DEPTH) continue;
+        for (uint64_t k = 0; k < ndirs; ++k) {
+            uint64_t *d = dirs + 4 * k;
+            if (a->ops[d[0]].is_send) {
+                /* Post while the slot is free: the message DEPTH before is acknowledged. */
+                for (; d[2] < d[1]; ++d[2]) {
+                    pld_p2p_op *op = &a->ops[d[2]];
+                    const uint64_t ack = pld_p2p_ack_off(c, area, op->peer, op->seq);
+                    if (op->seq > PLD_P2P_DEPTH && pld_p2p_seen(c, ack) < op->seq - PLD_P2P_DEPTH) break;
                     const uint64_t desc[6] = {op->seq, op->what[0], op->what[1], op->what[2], op->off, op->bytes};
                     PLD_TRY(pld_p2p_write(c, area, op->peer, pld_p2p_desc_off(area, c->rank, op->seq), desc, 6));
                     op->state = 1;
                     moved = 1;
                 }
-                /* A later message of this slot acknowledged (it was posted after this one's
-                 * acknowledgement, which may have been overwritten since) means done too. */
-                const uint64_t seen = pld_p2p_seen(c, ack);
-                if (seen < op->seq) continue;
-                const uint64_t *words = (const uint64_t *)(c->local_base + ack);
-                const uint64_t status = seen == op->seq ? __atomic_load_n(&words[4], __ATOMIC_ACQUIRE) : PLD_OK;
-                if (status != PLD_OK && pld_p2p_seen(c, ack) == op->seq) { /* not since overwritten */
-                    memcpy(op->peer_what, words + 1, sizeof op->peer_what);
-                    op->state = 3;
-                    c->diag->index = op->peer;
-                    return (int32_t)status;
+                /* Done once acknowledged; a later message of the slot acknowledged (posted after
+                 * this one's acknowledgement, which it overwrote) means done too. */
+                for (; d[3] < d[2]; ++d[3]) {
+                    pld_p2p_op *op = &a->ops[d[3]];
+                    const uint64_t ack = pld_p2p_ack_off(c, area, op->peer, op->seq);
+                    const uint64_t seen = pld_p2p_seen(c, ack);
+                    if (seen < op->seq) break;
+                    const uint64_t *words = (const uint64_t *)(c->local_base + ack);
+                    const uint64_t status = seen == op->seq ? __atomic_load_n(&words[4], __ATOMIC_ACQUIRE) : PLD_OK;
+                    if (status != PLD_OK && pld_p2p_seen(c, ack) == op->seq) { /* not since overwritten */
+                        memcpy(op->peer_what, words + 1, sizeof op->peer_what);
+                        op->state = 3;
+                        c->diag->index = op->peer;
+                        return (int32_t)status;
+                    }
+                    op->state = 2;
+                    --left;
+                    moved = 1;
                 }
             } else {
-                const uint64_t off = pld_p2p_desc_off(area, op->peer, op->seq);
-                if (pld_p2p_seen(c, off) != op->seq) continue;
-                const uint64_t *desc = (const uint64_t *)(c->local_base + off);
-                const int same = memcmp(desc + 1, op->what, sizeof op->what) == 0;
-                uint64_t ack[5] = {op->seq, op->what[0], op->what[1], op->what[2], same ? PLD_OK : PLD_MISMATCH};
-                if (same) PLD_TRY(pld_get(c, op->peer, c->local_base + op->off, desc[4], op->bytes));
-                PLD_TRY(pld_p2p_write(c, area, op->peer, pld_p2p_ack_off(c, area, c->rank, op->seq), ack, 5));
-                if (!same) {
-                    memcpy(op->peer_what, desc + 1, sizeof op->peer_what);
-                    op->state = 3;
-                    c->diag->index = op->peer;
-                    return PLD_MISMATCH;
+                for (; d[3] < d[1]; ++d[3]) {
+                    pld_p2p_op *op = &a->ops[d[3]];
+                    const uint64_t off = pld_p2p_desc_off(area, op->peer, op->seq);
+                    if (pld_p2p_seen(c, off) != op->seq) break;
+                    const uint64_t *desc = (const uint64_t *)(c->local_base + off);
+                    const int same = memcmp(desc + 1, op->what, sizeof op->what) == 0;
+                    uint64_t ack[5] = {op->seq, op->what[0], op->what[1], op->what[2], same ? PLD_OK : PLD_MISMATCH};
+                    if (same) PLD_TRY(pld_get(c, op->peer, c->local_base + op->off, desc[4], op->bytes));
+                    PLD_TRY(pld_p2p_write(c, area, op->peer, pld_p2p_ack_off(c, area, c->rank, op->seq), ack, 5));
+                    if (!same) {
+                        memcpy(op->peer_what, desc + 1, sizeof op->peer_what);
+                        op->state = 3;
+                        c->diag->index = op->peer;
+                        return PLD_MISMATCH;
+                    }
+                    op->state = 2;
+                    --left;
+                    moved = 1;
                 }
             }
-            op->state = 2;
-            --left;
-            moved = 1;
         }
         if (!left) break;
         if (moved) {

@@ -280,7 +280,10 @@ impl Host<'_> {
             let i = ranks.binary_search(&pending.rank).expect("listed above");
             by_rank[i].push(pending);
         }
-        for (rank, ops) in ranks.into_iter().zip(by_rank) {
+        for (rank, mut ops) in ranks.into_iter().zip(by_rank) {
+            // The kernel wants each direction's messages together, in message order (a stable
+            // sort keeps each direction's call order, which is its numbering).
+            ops.sort_by_key(|p| (p.op.peer, p.op.is_send));
             let sends = ops.iter().filter(|p| p.is_send()).count() as u32;
             let what = CallWhat::SendRecv { sends, receives: ops.len() as u32 - sends };
             let label = Label::Call(what, ops[0].location);
