@@ -224,7 +224,7 @@ impl CheckAndHoist<'_> {
     /// Gives a call site without a signal its hoisted one.
     fn canonical(&mut self, mut call: CollectiveCall) -> Site {
         // Sends and receives have no signal: the runtime's point-to-point area carries them.
-        if call.signal.is_some() || !call.collective.contract().keywords.contains(&"signal") {
+        if call.signal.is_some() || call.collective.is_point_to_point() {
             return Site::Keep;
         }
         let name = self.names.next(call.collective);
