@@ -44,8 +44,7 @@ fn bench_name(coll: Collective) -> &'static str {
 /// rank sends its buffer to the next rank and receives the previous rank's, as `MPI_Sendrecv`.
 fn parse_collective(name: &str) -> Result<Collective, String> {
     let names = || {
-        let names: Vec<&str> =
-            Collective::ALL.iter().filter(|c| **c != Collective::Recv).map(|c| c.name()).collect();
+        let names: Vec<&str> = Collective::ALL.iter().filter(|c| **c != Collective::Recv).map(|c| c.name()).collect();
         names.join(", ").replace("send", "sendrecv")
     };
     match name {

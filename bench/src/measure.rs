@@ -95,11 +95,7 @@ fn shape(coll: Collective, bytes: usize, n: usize, elem: usize) -> (usize, usize
             let chunk = (bytes / elem / n).max(1);
             (chunk, chunk * n * elem)
         }
-        Collective::AllReduce
-        | Collective::Broadcast
-        | Collective::Reduce
-        | Collective::Send
-        | Collective::Recv => {
+        Collective::AllReduce | Collective::Broadcast | Collective::Reduce | Collective::Send | Collective::Recv => {
             let count = (bytes / elem).max(1);
             (count, count * elem)
         }

@@ -70,7 +70,11 @@ pub fn header(config: &Config, baseline: Option<&Baseline>) -> String {
     let place = placement(config);
     let other = if place == "in-place" { "out-of-place" } else { "in-place" };
     if place != "-" {
-        let _ = writeln!(out, "# the {place} columns of nccl-tests (pld's {} has no {other} form)", crate::bench_name(config.coll));
+        let _ = writeln!(
+            out,
+            "# the {place} columns of nccl-tests (pld's {} has no {other} form)",
+            crate::bench_name(config.coll)
+        );
     }
     let _ = write!(
         out,
@@ -169,7 +173,8 @@ pub fn plot(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baseli
         .fold(0.0f64, f64::max)
         .max(0.001)
         * 1.1;
-    let title = format!("{} busbw, {} ranks, {} {}", crate::bench_name(config.coll), config.nranks, config.dtype, config.op);
+    let title =
+        format!("{} busbw, {} ranks, {} {}", crate::bench_name(config.coll), config.nranks, config.dtype, config.op);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
         .margin(16)

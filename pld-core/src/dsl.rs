@@ -288,3 +288,45 @@ as_scalar!(f32, f64, i8, u8, i16, u16, i32, u32, i64, u64, isize, usize);
 pub fn scalar(scalar: impl AsScalar) -> f64 {
     scalar.into_scalar()
 }
+
+/// A collective's operand given as a plain host [`Tensor`](crate::Tensor) with one row per
+/// rank (`[nranks, ...]`): a window of one row's shape, allocated for this call only (freed once
+/// the call is past, so a call in a loop does not grow memory), each of this host's ranks'
+/// rows staged into it. What `all_reduce!(tensor)` expands to before the call.
+pub fn stage_tensor<'h, T: Element>(
+    host: &'h crate::Host<'_>,
+    name: &str,
+    tensor: &crate::Tensor<T>,
+) -> Result<Window<'h, T>> {
+    let dims = tensor.shape().dims();
+    let n = host.nranks();
+    if dims.first() != Some(&n) {
+        return Err(Error::BadOperand {
+            call: format!("staging the tensor `{name}`"),
+            role: "tensor",
+            buffer: name.to_owned(),
+            expected: format!("one row per rank: [{n}, ...]"),
+            found: format!("{} {dims:?}", T::DTYPE),
+        });
+    }
+    let row: Vec<usize> = if dims.len() == 1 { vec![1] } else { dims[1..].to_vec() };
+    let window = host.call_window::<T>(name, row)?;
+    for r in host.ranks() {
+        host.write_fresh(&window, r, tensor.row(r))?;
+    }
+    Ok(window)
+}
+
+/// Copies each of this host's ranks' view of a staged tensor's window back into its row of
+/// `tensor`, once the call is done: what `all_reduce!(tensor)` expands to after the call when
+/// the collective writes that operand.
+pub fn unstage<T: Element>(
+    host: &crate::Host<'_>,
+    window: &Window<'_, T>,
+    tensor: &mut crate::Tensor<T>,
+) -> Result<()> {
+    for r in host.ranks() {
+        host.read_into(window, r, tensor.row_mut(r))?;
+    }
+    Ok(())
+}

@@ -165,6 +165,14 @@ impl<'w> Host<'w> {
         self.window(name, [Collective::signal_cells(self.nranks())])
     }
 
+    /// A window owned by one call (a staged tensor): not kept by this scope, so it is freed as
+    /// soon as the call's tasks are past it and the caller dropped it.
+    pub(crate) fn call_window<T: Element>(&self, name: &str, shape: impl Into<Shape>) -> Result<Window<'_, T>> {
+        let shape = shape.into();
+        let alloc = self.allocate(name, shape.len().saturating_mul(T::DTYPE.size()))?;
+        Buffer::new(alloc).view(shape)
+    }
+
     /// A signal owned by one call (not by this scope): freed as soon as the call's tasks finish,
     /// so a call in a loop does not grow memory.
     pub(crate) fn call_signal(&self, collective: Collective) -> Result<Arc<Allocation>> {
@@ -195,6 +203,23 @@ impl<'w> Host<'w> {
 
     /// Copies host data into rank `rank`'s view, in order with the rank's queued work.
     pub fn write<T: Element>(&self, window: &Window<'_, T>, rank: usize, data: &[T]) -> Result<()> {
+        self.write_ordered(window, rank, data, true)
+    }
+
+    /// [`Host::write`] into a window made for one call that no send or receive collected so
+    /// far can touch: it goes ahead of them, so staging a tensor for a send does not end the
+    /// batch of sends and receives it joins.
+    pub(crate) fn write_fresh<T: Element>(&self, window: &Window<'_, T>, rank: usize, data: &[T]) -> Result<()> {
+        self.write_ordered(window, rank, data, false)
+    }
+
+    fn write_ordered<T: Element>(
+        &self,
+        window: &Window<'_, T>,
+        rank: usize,
+        data: &[T],
+        after_p2p: bool,
+    ) -> Result<()> {
         self.check_world(window)?;
         self.check_rank(rank, || format!("writing `{}`", window.name()))?;
         if data.len() != window.len() {
@@ -208,7 +233,10 @@ impl<'w> Host<'w> {
         let bytes: Vec<u8> = bytemuck::cast_slice(data).to_vec();
         let offset = window.offset();
         let call = Label::text(format!("write of `{}` on rank {rank}", window.name()));
-        self.submit(
+        if after_p2p {
+            self.flush_p2p();
+        }
+        self.submit_now(
             rank,
             &call,
             0,
@@ -327,9 +355,19 @@ impl<'w> Host<'w> {
         signal: Option<SignalCells>,
         what: Submission<'_>,
     ) -> bool {
-        if !self.p2p.borrow().is_empty() {
-            self.flush_p2p();
-        }
+        self.flush_p2p();
+        self.submit_now(rank, call, seq, signal, what)
+    }
+
+    /// [`Host::submit`] without queueing the collected sends and receives first.
+    fn submit_now(
+        &self,
+        rank: usize,
+        call: &Label,
+        seq: u64,
+        signal: Option<SignalCells>,
+        what: Submission<'_>,
+    ) -> bool {
         let shared = self.world.shared();
         if shared.settings.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1) {
             let mut state = self.inline.borrow_mut();
@@ -362,6 +400,9 @@ impl<'w> Host<'w> {
 
     /// Queues the sends and receives collected so far.
     fn flush_p2p(&self) {
+        if self.p2p.borrow().is_empty() {
+            return;
+        }
         let batch = std::mem::take(&mut *self.p2p.borrow_mut());
         if !batch.is_empty() {
             self.queue_p2p(batch);

@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, ExprMacro, FnArg, Ident, Local, Macro, Pat, ReturnType, Stmt};
 
-use pld_model::{AllReduceMode, Collective, ReduceOp};
+use pld_model::{AllReduceMode, Collective, ReduceOp, WindowRole};
 
 use crate::alloc::{WindowArgs, stage_args};
 use crate::call::{CollectiveCall, NRanks, parse_call};
@@ -171,7 +171,9 @@ fn expand_host_fn(host: &HostFn, kernels: &Kernels) -> TokenStream {
     });
     let mut body = body.clone();
     let literal_groups = std::cell::Cell::new(0);
-    Expand { returns_rewritten: true, kernels, literal_groups: &literal_groups }.visit_block_mut(&mut body);
+    let tensors = std::cell::RefCell::new(tensor_params(sig));
+    Expand { returns_rewritten: true, kernels, literal_groups: &literal_groups, tensors: &tensors }
+        .visit_block_mut(&mut body);
     let group_cells = (0..literal_groups.get()).map(|i| {
         let cell = format_ident!("__pld_group_{i}");
         quote!(let #cell = ::core::cell::OnceCell::new();)
@@ -265,12 +267,85 @@ struct Expand<'a> {
     /// Literal groups (`group = [0, 2, 5]`) so far: each call site's group is made once, at
     /// its first call, in a cell declared at the start of the function.
     literal_groups: &'a std::cell::Cell<usize>,
+    /// The bindings that hold plain host tensors (parameters and `let`s of type
+    /// `pld::Tensor`): a collective given one stages it through a window of its own.
+    tensors: &'a std::cell::RefCell<Vec<(Ident, TensorBinding)>>,
+}
+
+/// How a binding holds a host tensor.
+#[derive(Clone, Copy)]
+struct TensorBinding {
+    /// A reference (`&Tensor`, `&mut Tensor`): reborrowed with `*`.
+    by_ref: bool,
+    /// Writable (`&mut Tensor`, `let mut t`): a collective may write its result back.
+    mutable: bool,
+}
+
+/// `Tensor<..>`, `pld::Tensor<..>`: a path whose last segment is `Tensor`.
+fn is_tensor_path(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Tensor"))
+}
+
+/// A binding of type `ty` (declared `mut` or not) as a tensor binding, if it is one.
+fn tensor_type(ty: &syn::Type, mutable: bool) -> Option<TensorBinding> {
+    match ty {
+        syn::Type::Reference(r) if is_tensor_path(&r.elem) => {
+            Some(TensorBinding { by_ref: true, mutable: r.mutability.is_some() })
+        }
+        ty if is_tensor_path(ty) => Some(TensorBinding { by_ref: false, mutable }),
+        _ => None,
+    }
+}
+
+/// The host function's parameters that are tensors.
+fn tensor_params(sig: &syn::Signature) -> Vec<(Ident, TensorBinding)> {
+    sig.inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Typed(t) => match &*t.pat {
+                Pat::Ident(p) => tensor_type(&t.ty, p.mutability.is_some()).map(|b| (p.ident.clone(), b)),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+/// What a `let` binds, when it binds one name: the name and, if it is a tensor, how (a type
+/// annotation naming `Tensor`, or an initializer `Tensor::zeros(..)` / `pld::Tensor::from_fn(..)`).
+fn let_binding(local: &Local) -> Option<(Ident, Option<TensorBinding>)> {
+    match &local.pat {
+        Pat::Ident(p) => {
+            let init_is_tensor = local.init.as_ref().is_some_and(|init| match &*init.expr {
+                Expr::Call(call) => matches!(&*call.func, Expr::Path(f) if {
+                    let segs: Vec<_> = f.path.segments.iter().collect();
+                    segs.len() >= 2 && segs[segs.len() - 2].ident == "Tensor"
+                }),
+                _ => false,
+            });
+            let binding = init_is_tensor.then_some(TensorBinding { by_ref: false, mutable: p.mutability.is_some() });
+            Some((p.ident.clone(), binding))
+        }
+        Pat::Type(t) => match &*t.pat {
+            Pat::Ident(p) => Some((p.ident.clone(), tensor_type(&t.ty, p.mutability.is_some()))),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 impl VisitMut for Expand<'_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 
     fn visit_local_mut(&mut self, local: &mut Local) {
+        // A later `let` of the same name shadows a tensor (or makes one).
+        if let Some((name, tensor)) = let_binding(local) {
+            let mut tensors = self.tensors.borrow_mut();
+            tensors.retain(|(n, _)| *n != name);
+            if let Some(binding) = tensor {
+                tensors.push((name, binding));
+            }
+        }
         let name = match &local.pat {
             Pat::Ident(p) => Some(p.ident.clone()),
             Pat::Type(t) => match &*t.pat {
@@ -359,7 +434,9 @@ impl Expand<'_> {
                     .chain(&mut call.from)
                     .for_each(|e| self.inner(e));
                 let group = call.group.as_ref().map(|g| self.group_option(g));
-                expand_call(&call, mac.path.span(), group)
+                let (before, after) = self.stage_tensors(&mut call);
+                let expanded = expand_call(&call, mac.path.span(), group);
+                if before.is_empty() { expanded } else { quote!({ #(#before)* #expanded; #(#after)* }) }
             }),
             DslMacro::StageIn => stage_args(mac).map(|[mut w, mut r, mut data]| {
                 [&mut w, &mut r, &mut data].into_iter().for_each(|e| self.inner(e));
@@ -406,10 +483,59 @@ impl Expand<'_> {
         }
     }
 
+    /// Operands that name plain host tensors: each is staged into a window of its own before
+    /// the call (`before`) and, where the collective writes that operand, copied back after it
+    /// (`after`); the call then takes the window. Returns the statements around the call.
+    fn stage_tensors(&self, call: &mut CollectiveCall) -> (Vec<TokenStream>, Vec<TokenStream>) {
+        let (h, tensors) = (host_ident(), self.tensors.borrow());
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        let roles = call.collective.contract().windows;
+        for (i, (operand, role)) in call.windows.iter_mut().zip(roles).enumerate() {
+            let Expr::Path(path) = &*operand else { continue };
+            let Some(ident) = path.path.get_ident() else { continue };
+            let Some((_, binding)) = tensors.iter().find(|(n, _)| n == ident) else { continue };
+            let writes = matches!(role, WindowRole::Target);
+            let dsl = paths::at(ident.span(), paths::dsl());
+            let staged = format_ident!("__pld_staged_{i}", span = ident.span());
+            let name = ident.to_string();
+            let shared = if binding.by_ref { quote!(&*#ident) } else { quote!(&#ident) };
+            before.push(quote_spanned!(ident.span()=> let #staged = #dsl::stage_tensor(#h, #name, #shared)?;));
+            if writes && call.collective == Collective::Recv {
+                // Copying the message back at once would wait for it there, ending the batch
+                // its sends and receives progress in together.
+                let message = format!(
+                    "recv! into the host tensor `{name}` would wait for the message at once and break the batching of \
+                     sends and receives; receive into a window (`let w = window!(..)`) and `stage_out!` it after"
+                );
+                after.push(syn::Error::new(ident.span(), message).to_compile_error());
+            } else if writes {
+                if binding.mutable {
+                    let unique = if binding.by_ref { quote!(&mut *#ident) } else { quote!(&mut #ident) };
+                    after.push(quote_spanned!(ident.span()=> #dsl::unstage(#h, &#staged, #unique)?;));
+                } else {
+                    let how = if binding.by_ref { "take it as `&mut pld::Tensor`" } else { "declare it `let mut`" };
+                    let message = format!(
+                        "`{name}` is a host tensor that {} writes its {} into, but it is not mutable: {how}",
+                        call.collective.name(),
+                        role.name()
+                    );
+                    after.push(syn::Error::new(ident.span(), message).to_compile_error());
+                }
+            }
+            *operand = syn::parse_quote_spanned!(ident.span()=> #staged);
+        }
+        (before, after)
+    }
+
     /// Expands host-code forms (`world_size()`, nested DSL macros) inside a macro's arguments.
     fn inner(&self, expr: &mut Expr) {
-        Expand { returns_rewritten: false, kernels: self.kernels, literal_groups: self.literal_groups }
-            .visit_expr_mut(expr);
+        Expand {
+            returns_rewritten: false,
+            kernels: self.kernels,
+            literal_groups: self.literal_groups,
+            tensors: self.tensors,
+        }
+        .visit_expr_mut(expr);
     }
 
     /// `launch!(k(args..), device = r)`: the typed launcher, arguments adapted per parameter.

@@ -283,3 +283,25 @@ fn send_recv() {
         expect_file!["snapshots/send_recv.rs"],
     );
 }
+
+#[test]
+fn plain_tensor() {
+    // A tensor operand is staged through a window of its own, and written back when the
+    // collective writes it; a window operand is passed as it is.
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run(t: &mut pld::Tensor<f32>, input: &pld::Tensor<f32>) {
+                    all_reduce!(t, op = max);
+                    let out = window!(f32, [4, 2]);
+                    all_gather!(input, out);
+                    let mut owned = pld::Tensor::<f32>::zeros([4, 8]);
+                    all_gather!(input, owned);
+                    send!(input, to = 1, from = 0);
+                }
+            }
+        },
+        expect_file!["snapshots/plain_tensor.rs"],
+    );
+}

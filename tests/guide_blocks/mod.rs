@@ -370,6 +370,62 @@ pub fn collectives_11() -> pld::Result<()> {
     Ok::<(), pld::Error>(())
 }
 
+/// docs/guide/collectives.md, `rust` block 12.
+pub fn collectives_12() -> pld::Result<()> {
+    #[pld::program]
+    mod ring {
+        #[pld::host]
+        pub fn pass_right() -> Vec<(usize, Vec<i32>)> {
+            let n = world_size();
+            let out = window!(i32, [2]);
+            let inbox = window!(i32, [2]);
+            for r in ranks() {
+                stage_in!(out, r, [r as i32, 100 + r as i32]);
+            }
+            for r in ranks() {
+                send!(out, to = (r + 1) % n, from = r); // every rank sends first
+            }
+            for r in ranks() {
+                recv!(inbox, from = (r + n - 1) % n, to = r);
+            }
+            let mut outs = Vec::new();
+            for r in ranks() {
+                let mut got = vec![0; 2];
+                stage_out!(inbox, r, got);
+                outs.push((r, got));
+            }
+            outs
+        }
+    }
+    let world = pld::World::from_env()?;
+    let n = world.nranks();
+    for (r, got) in ring::load(&world)?.pass_right()? {
+        let prev = ((r + n - 1) % n) as i32;
+        assert_eq!(got, vec![prev, 100 + prev]);
+    }
+    Ok::<(), pld::Error>(())
+}
+
+/// docs/guide/collectives.md, `rust` block 13.
+pub fn collectives_13() -> pld::Result<()> {
+    #[pld::program]
+    mod plain {
+        #[pld::host]
+        pub fn sum_rows(t: &mut pld::Tensor<f32>) {
+            all_reduce!(t); // no window!, stage_in! or stage_out!
+        }
+    }
+    let world = pld::World::from_env()?;
+    let n = world.nranks();
+    let mut t = pld::Tensor::<f32>::from_fn([n, 3], |[r, i]| (r * 10 + i) as f32);
+    plain::load(&world)?.sum_rows(&mut t)?;
+    let column: f32 = (0..n).map(|r| (r * 10) as f32).sum();
+    for r in world.local_ranks() {
+        assert_eq!(t.row(r)[0], column); // under MPI each process holds its own rank's row
+    }
+    Ok::<(), pld::Error>(())
+}
+
 /// docs/guide/groups.md, `rust` block 1.
 pub fn groups_1() -> pld::Result<()> {
     #[pld::program]
@@ -481,6 +537,8 @@ pub const BLOCKS: &[(&str, Block)] = &[
     ("collectives_9", collectives_9),
     ("collectives_10", collectives_10),
     ("collectives_11", collectives_11),
+    ("collectives_12", collectives_12),
+    ("collectives_13", collectives_13),
     ("groups_1", groups_1),
     ("running_1", running_1),
     ("running_2", running_2),
