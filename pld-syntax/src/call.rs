@@ -203,13 +203,13 @@ impl CallParser {
                 self.nranks_key = Some(name);
             }
             "root" => {
-                self.root_value = root(errors, &value);
+                self.root_value = literal_rank(errors, "root", &value);
                 self.call.root = Some(value);
             }
             "signal" => self.call.signal = Some(value),
             "to" | "from" => {
                 let key: &'static str = if key == "to" { "to" } else { "from" };
-                if let Some((r, span)) = peer_rank(errors, key, &value) {
+                if let Some((r, span)) = literal_rank(errors, key, &value) {
                     self.literal_ranks.push((key, r, span));
                 }
                 if key == "to" { self.call.to = Some(value) } else { self.call.from = Some(value) }
@@ -433,8 +433,9 @@ fn nranks(errors: &mut Errors, value: &Expr) -> Option<NRanks> {
     }
 }
 
-/// Checks a literal `to`/`from` rank; other expressions are checked at run time.
-fn peer_rank(errors: &mut Errors, key: &str, value: &Expr) -> Option<(i128, Span)> {
+/// Checks a literal rank given as `key = ..` (`root`, `to`, `from`); other expressions are
+/// checked at run time.
+fn literal_rank(errors: &mut Errors, key: &str, value: &Expr) -> Option<(i128, Span)> {
     match integer(value) {
         Some(Ok((r, span))) if r >= 0 => Some((r, span)),
         Some(Ok((r, _))) => {
@@ -448,27 +449,6 @@ fn peer_rank(errors: &mut Errors, key: &str, value: &Expr) -> Option<(i128, Span
         None => {
             if let Expr::Lit(lit) = value {
                 errors.spanned(value, format!("`{key}` must be an integer rank, found `{}`", lit.to_token_stream()));
-            }
-            None
-        }
-    }
-}
-
-/// Checks a literal root; other expressions are checked at run time.
-fn root(errors: &mut Errors, value: &Expr) -> Option<(i128, Span)> {
-    match integer(value) {
-        Some(Ok((r, span))) if r >= 0 => Some((r, span)),
-        Some(Ok((r, _))) => {
-            errors.spanned(value, format!("`root` must be a rank, 0 or more, found {r}"));
-            None
-        }
-        Some(Err(e)) => {
-            errors.push(e);
-            None
-        }
-        None => {
-            if let Expr::Lit(lit) = value {
-                errors.spanned(value, format!("`root` must be an integer rank, found `{}`", lit.to_token_stream()));
             }
             None
         }

@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 use pld_model::{DType, Element, KernelKind, KernelVariant};
 
 use crate::call::{CallWhat, Label};
-use crate::device::abi::{Diag, P2pArgs, P2pOp};
+use crate::device::abi::{P2pArgs, P2pOp};
 use crate::device::builtins;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, describe_words};
@@ -311,7 +311,7 @@ fn run_batch(state: &mut RankState, kernel: crate::device::abi::KernelFn, mut op
     let mut words: Vec<P2pOp> = ops.iter().map(|p| p.op).collect();
     let args = P2pArgs { area_off: shared.p2p_off as u64, nops: words.len() as u64, ops: words.as_mut_ptr() };
     let world = Arc::clone(&shared.world);
-    let (status, diag) = state.invoke(kernel, (&raw const args).cast(), 0, &world);
+    let (status, _) = state.invoke(kernel, (&raw const args).cast(), 0, &world);
     if status == pld_model::DeviceStatus::Ok as i32 {
         return Ok(());
     }
@@ -319,11 +319,11 @@ fn run_batch(state: &mut RankState, kernel: crate::device::abi::KernelFn, mut op
         pending.op.state = out.state;
         pending.op.peer_what = out.peer_what;
     }
-    Err(batch_failure(state, status, &diag, &ops))
+    Err(batch_failure(state, status, &ops))
 }
 
 /// The error of a failed batch, in terms of its sends and receives.
-fn batch_failure(state: &RankState, status: i32, diag: &Diag, ops: &[Pending]) -> Error {
+fn batch_failure(state: &RankState, status: i32, ops: &[Pending]) -> Error {
     use pld_model::DeviceStatus;
     let shared = state.shared();
     let rank = state.rank;
@@ -372,7 +372,6 @@ fn batch_failure(state: &RankState, status: i32, diag: &Diag, ops: &[Pending]) -
                 })
                 .collect();
             waiting.dedup();
-            let _ = diag;
             Error::Unmatched {
                 rank,
                 call,
