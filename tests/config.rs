@@ -111,12 +111,11 @@ fn within_a_minute(start: impl FnOnce() -> pld::Result<World> + Send + 'static) 
 
 #[test]
 fn a_world_of_more_than_2048_ranks_starts() {
-    let world = within_a_minute(|| World::builder(2049).window_bytes(4 << 20).local()).unwrap();
+    let world = within_a_minute(|| World::builder(2049).window_bytes(64 << 10).local()).unwrap();
     assert_eq!(world.nranks(), 2049);
-    // The point-to-point area takes 1 KiB per rank (2 MiB here), hence the 4 MiB window.
     // No LL slot fits the inbox budget at this scale: small messages take the rounds.
     assert_eq!(world.ll_bytes(), 0);
-    let world = within_a_minute(|| World::builder(2049).window_bytes(4 << 20).ll_bytes(0).local()).unwrap();
+    let world = within_a_minute(|| World::builder(2049).window_bytes(64 << 10).ll_bytes(0).local()).unwrap();
     assert_eq!(world.nranks(), 2049);
 }
 

@@ -188,8 +188,8 @@ fn a_heap_too_small_for_pld_s_reservations_names_the_setting() {
     assert!(matches!(&err, Error::InvalidSetting { setting, .. } if setting.contains("PLD_WINDOW_BYTES")), "{message}");
     assert!(message.contains("pld reserves") && message.contains("small messages"), "{message}");
     assert!(!message.contains("__"), "no internal names: {message}");
-    // Without small messages a heap of the call board and the point-to-point area is enough.
-    World::builder(4).window_bytes(8192).ll_bytes(0).local().unwrap();
+    // Without small messages the same heap is enough.
+    World::builder(4).window_bytes(4096).ll_bytes(0).local().unwrap();
 }
 
 /// `fn main() -> pld::Result<()>` prints an error's `Debug` form: it is the readable message.

@@ -85,33 +85,65 @@ fn pairs_swap_inside_groups_in_group_ranks() {
 
 #[test]
 fn more_messages_in_one_batch_than_a_channel_holds() {
-    // 20 messages each way between two ranks, all sends first: a channel holds 8 in flight, so
-    // later sends post as the receiver takes the earlier ones, within the one batch.
-    let world = World::local(2).unwrap();
+    // 20 messages each way between two ranks, all sends first: a channel holds 8 in flight
+    // (1 on windows of 7 KiB, where the area may take 448 bytes), so later sends post as the
+    // receiver takes the earlier ones, within the one batch.
+    let deep = World::local(2).unwrap();
+    let shallow = World::builder(2).window_bytes(7 << 10).ll_bytes(0).local().unwrap();
+    for world in [deep, shallow] {
+        let host = world.host().unwrap();
+        let windows: Vec<_> = (0..20).map(|k| host.window::<u32>(&format!("w{k}"), [k + 1]).unwrap()).collect();
+        let inboxes: Vec<_> = (0..20).map(|k| host.window::<u32>(&format!("in{k}"), [k + 1]).unwrap()).collect();
+        for (k, w) in windows.iter().enumerate() {
+            for r in 0..2 {
+                host.write(w, r, &vec![(1000 * r + k) as u32; k + 1]).unwrap();
+            }
+        }
+        for round in 0..5 {
+            for w in &windows {
+                host.send(w, SendTo::rank(1).from(0)).unwrap();
+                host.send(w, SendTo::rank(0).from(1)).unwrap();
+            }
+            for w in &inboxes {
+                host.recv(w, RecvFrom::rank(0).to(1)).unwrap();
+                host.recv(w, RecvFrom::rank(1).to(0)).unwrap();
+            }
+            for (k, w) in inboxes.iter().enumerate() {
+                let (window, got) = (world.window_bytes(), host.read(w, 1).unwrap());
+                assert_eq!(got, vec![k as u32; k + 1], "{window} B windows, round {round}: rank 1, message {k}");
+                let got = host.read(w, 0).unwrap();
+                assert_eq!(
+                    got,
+                    vec![(1000 + k) as u32; k + 1],
+                    "{window} B windows, round {round}: rank 0, message {k}"
+                );
+                host.write(w, 0, &vec![0; k + 1]).unwrap();
+                host.write(w, 1, &vec![0; k + 1]).unwrap();
+            }
+        }
+        host.finish().unwrap();
+    }
+}
+
+#[test]
+fn windows_too_small_for_a_point_to_point_area_make_send_an_error_naming_the_setting() {
+    // 4 KiB windows at 4 ranks: the area (576 bytes at depth 1) is more than a sixteenth.
+    let world = World::builder(4).window_bytes(4096).ll_bytes(0).local().unwrap();
     let host = world.host().unwrap();
-    let windows: Vec<_> = (0..20).map(|k| host.window::<u32>(&format!("w{k}"), [k + 1]).unwrap()).collect();
-    let inboxes: Vec<_> = (0..20).map(|k| host.window::<u32>(&format!("in{k}"), [k + 1]).unwrap()).collect();
-    for (k, w) in windows.iter().enumerate() {
-        for r in 0..2 {
-            host.write(w, r, &vec![(1000 * r + k) as u32; k + 1]).unwrap();
-        }
+    let w = host.window::<i32>("w", [2]).unwrap();
+    for err in
+        [host.send(&w, SendTo::rank(1).from(0)).unwrap_err(), host.recv(&w, RecvFrom::rank(0).to(1)).unwrap_err()]
+    {
+        let message = err.to_string();
+        assert!(
+            matches!(&err, Error::InvalidSetting { setting, .. } if setting.contains("PLD_WINDOW_BYTES")),
+            "{message}"
+        );
+        assert!(message.contains("of `w`") && message.contains("at least 9216 bytes"), "{message}");
     }
-    for round in 0..5 {
-        for w in &windows {
-            host.send(w, SendTo::rank(1).from(0)).unwrap();
-            host.send(w, SendTo::rank(0).from(1)).unwrap();
-        }
-        for w in &inboxes {
-            host.recv(w, RecvFrom::rank(0).to(1)).unwrap();
-            host.recv(w, RecvFrom::rank(1).to(0)).unwrap();
-        }
-        for (k, w) in inboxes.iter().enumerate() {
-            assert_eq!(host.read(w, 1).unwrap(), vec![k as u32; k + 1], "round {round}: rank 1, message {k}");
-            assert_eq!(host.read(w, 0).unwrap(), vec![(1000 + k) as u32; k + 1], "round {round}: rank 0, message {k}");
-            host.write(w, 0, &vec![0; k + 1]).unwrap();
-            host.write(w, 1, &vec![0; k + 1]).unwrap();
-        }
-    }
+    // Collectives do not need the area.
+    host.all_reduce(&w, pld::AllReduce::mesh()).unwrap();
+    host.finish().unwrap();
 }
 
 #[test]

@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 8
+#define PLD_ABI_VERSION 9
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -665,12 +665,12 @@ static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t
  * dtype) is reported on both sides with both sides' words; no data moves then.
  *
  * Layout at area_off in every window: [0, 64) the doorbell (int32, bumped by every write a peer
- * makes here: the one cell a batch sleeps on); then the inbox, descriptor [src][k % DEPTH]; then
- * the acknowledgements, [dst][k % DEPTH]; 64 bytes each, the message number first (stored last,
- * with release). A sender reuses a slot only once the acknowledgement of the message DEPTH
+ * makes here: the one cell a batch sleeps on); then the inbox, descriptor [src][k % depth]; then
+ * the acknowledgements, [dst][k % depth]; 64 bytes each, the message number first (stored last,
+ * with release). A sender reuses a slot only once the acknowledgement of the message depth
  * before is in, so a slot is never rewritten under its reader. */
 
-#define PLD_P2P_DEPTH 8ull
+#define PLD_P2P_DEPTH_MAX 8ull
 
 typedef struct pld_p2p_op {
     uint64_t what[3];      /* the message's fingerprint words: equal on both sides when they match */
@@ -687,19 +687,20 @@ typedef struct pld_p2p_op {
 typedef struct pld_p2p_args {
     uint64_t area_off;
     uint64_t nops;
+    uint64_t depth;        /* slots per direction: a power of two, 1 to PLD_P2P_DEPTH_MAX */
     pld_p2p_op *ops;
 } pld_p2p_args;
 
-static inline uint64_t pld_p2p_area_bytes(int32_t nranks) {
-    return 64 + 2ull * (uint64_t)nranks * PLD_P2P_DEPTH * 64;
+static inline uint64_t pld_p2p_area_bytes(int32_t nranks, uint64_t depth) {
+    return depth ? 64 + 2ull * (uint64_t)nranks * depth * 64 : 0;
 }
 
-static inline uint64_t pld_p2p_desc_off(uint64_t area, int32_t src, uint64_t seq) {
-    return area + 64 + ((uint64_t)src * PLD_P2P_DEPTH + seq % PLD_P2P_DEPTH) * 64;
+static inline uint64_t pld_p2p_desc_off(const pld_p2p_args *a, int32_t src, uint64_t seq) {
+    return a->area_off + 64 + ((uint64_t)src * a->depth + seq % a->depth) * 64;
 }
 
-static inline uint64_t pld_p2p_ack_off(const pld_ctx *c, uint64_t area, int32_t dst, uint64_t seq) {
-    return area + 64 + (((uint64_t)c->nranks + (uint64_t)dst) * PLD_P2P_DEPTH + seq % PLD_P2P_DEPTH) * 64;
+static inline uint64_t pld_p2p_ack_off(const pld_ctx *c, const pld_p2p_args *a, int32_t dst, uint64_t seq) {
+    return a->area_off + 64 + (((uint64_t)c->nranks + (uint64_t)dst) * a->depth + seq % a->depth) * 64;
 }
 
 /* Writes `n` words at off in peer's window, words[0] (the message number) last with release,

@@ -651,7 +651,10 @@ const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a-
 /// thousands of messages (a loop of sends and receives with nothing between) stays linear.
 const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)args;
     const uint64_t area = a->area_off;
-    if (area % 64 != 0 || !pld_in_window(c, area, pld_p2p_area_bytes(c->nranks))) return PLD_OUT_OF_BOUNDS;
+    const uint64_t depth = a->depth;
+    if (depth == 0 || depth > PLD_P2P_DEPTH_MAX || (depth & (depth - 1)) != 0 || area % 64 != 0 ||
+        !pld_in_window(c, area, pld_p2p_area_bytes(c->nranks, depth)))
+        return PLD_OUT_OF_BOUNDS;
     /* The ops come grouped by direction (peer, send or receive), each direction in message
      * order (the host sorts them so). A direction progresses in order, so a round looks at each
      * direction's head only: [first, end, next to post, next to finish] per direction, in scratch. */
@@ -682,13 +685,13 @@ const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)arg
         for (uint64_t k = 0; k < ndirs; ++k) {
             uint64_t *d = dirs + 4 * k;
             if (a->ops[d[0]].is_send) {
-                /* Post while the slot is free: the message DEPTH before is acknowledged. */
+                /* Post while the slot is free: the message `depth` before is acknowledged. */
                 for (; d[2] < d[1]; ++d[2]) {
                     pld_p2p_op *op = &a->ops[d[2]];
-                    const uint64_t ack = pld_p2p_ack_off(c, area, op->peer, op->seq);
-                    if (op->seq > PLD_P2P_DEPTH && pld_p2p_seen(c, ack) < op->seq - PLD_P2P_DEPTH) break;
+                    const uint64_t ack = pld_p2p_ack_off(c, a, op->peer, op->seq);
+                    if (op->seq > depth && pld_p2p_seen(c, ack) < op->seq - depth) break;
                     const uint64_t desc[6] = {op->seq, op->what[0], op->what[1], op->what[2], op->off, op->bytes};
-                    PLD_TRY(pld_p2p_write(c, area, op->peer, pld_p2p_desc_off(area, c->rank, op->seq), desc, 6));
+                    PLD_TRY(pld_p2p_write(c, area, op->peer, pld_p2p_desc_off(a, c->rank, op->seq), desc, 6));
                     op->state = 1;
                     moved = 1;
                 }
@@ -696,7 +699,7 @@ const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)arg
                  * this one's acknowledgement, which it overwrote) means done too. */
                 for (; d[3] < d[2]; ++d[3]) {
                     pld_p2p_op *op = &a->ops[d[3]];
-                    const uint64_t ack = pld_p2p_ack_off(c, area, op->peer, op->seq);
+                    const uint64_t ack = pld_p2p_ack_off(c, a, op->peer, op->seq);
                     const uint64_t seen = pld_p2p_seen(c, ack);
                     if (seen < op->seq) break;
                     const uint64_t *words = (const uint64_t *)(c->local_base + ack);
@@ -714,13 +717,13 @@ const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)arg
             } else {
                 for (; d[3] < d[1]; ++d[3]) {
                     pld_p2p_op *op = &a->ops[d[3]];
-                    const uint64_t off = pld_p2p_desc_off(area, op->peer, op->seq);
+                    const uint64_t off = pld_p2p_desc_off(a, op->peer, op->seq);
                     if (pld_p2p_seen(c, off) != op->seq) break;
                     const uint64_t *desc = (const uint64_t *)(c->local_base + off);
                     const int same = memcmp(desc + 1, op->what, sizeof op->what) == 0;
                     uint64_t ack[5] = {op->seq, op->what[0], op->what[1], op->what[2], same ? PLD_OK : PLD_MISMATCH};
                     if (same) PLD_TRY(pld_get(c, op->peer, c->local_base + op->off, desc[4], op->bytes));
-                    PLD_TRY(pld_p2p_write(c, area, op->peer, pld_p2p_ack_off(c, area, c->rank, op->seq), ack, 5));
+                    PLD_TRY(pld_p2p_write(c, area, op->peer, pld_p2p_ack_off(c, a, c->rank, op->seq), ack, 5));
                     if (!same) {
                         memcpy(op->peer_what, desc + 1, sizeof op->peer_what);
                         op->state = 3;

@@ -1,7 +1,7 @@
 //! The C header repeats a few constants and the LL layout that `pld-model` defines: compile the
 //! header into a small program and check every one against the Rust definition.
 
-use pld_model::{ABI_VERSION, LL_HEADER, LL_SLOTS, LlLayout, P2P_DEPTH, TILE_BYTES, p2p_area_bytes};
+use pld_model::{ABI_VERSION, LL_HEADER, LL_SLOTS, LlLayout, P2P_DEPTH_MAX, TILE_BYTES, p2p_area_bytes};
 
 #[test]
 fn every_constant_and_ll_offset_of_the_header_matches_pld_model() {
@@ -13,7 +13,10 @@ fn every_constant_and_ll_offset_of_the_header_matches_pld_model() {
     program.push_str("    printf(\"%u %llu %llu %llu\\n\", (unsigned)PLD_ABI_VERSION, (unsigned long long)PLD_TILE_BYTES, (unsigned long long)PLD_LL_SLOTS, (unsigned long long)PLD_LL_HEADER);\n");
     for n in nranks {
         program.push_str(&format!("    printf(\"%llu\\n\", (unsigned long long)pld_ll_tables_bytes({n}));\n"));
-        program.push_str(&format!("    printf(\"%llu\\n\", (unsigned long long)pld_p2p_area_bytes({n}));\n"));
+        for depth in [0, 1, 8] {
+            program
+                .push_str(&format!("    printf(\"%llu\\n\", (unsigned long long)pld_p2p_area_bytes({n}, {depth}));\n"));
+        }
         // Sender n - 1's slot for call 11, in a layout of 4 KiB slots.
         program.push_str(&format!(
             "    {{ pld_ctx c = {{0}}; c.nranks = {n}; pld_coll_args a = {{0}}; a.ll_stride = 4160; a.call.seq = 11; \
@@ -21,7 +24,7 @@ fn every_constant_and_ll_offset_of_the_header_matches_pld_model() {
             n - 1
         ));
     }
-    program.push_str("    printf(\"%llu\\n\", (unsigned long long)PLD_P2P_DEPTH);\n");
+    program.push_str("    printf(\"%llu\\n\", (unsigned long long)PLD_P2P_DEPTH_MAX);\n");
     program.push_str("    return 0;\n}\n");
     let source = dir.join("constants.c");
     std::fs::write(&source, program).unwrap();
@@ -34,10 +37,16 @@ fn every_constant_and_ll_offset_of_the_header_matches_pld_model() {
     assert_eq!(lines.next().unwrap(), format!("{ABI_VERSION} {TILE_BYTES} {LL_SLOTS} {LL_HEADER}"));
     for n in nranks {
         assert_eq!(lines.next().unwrap(), LlLayout::tables_bytes(n).to_string(), "tables at {n} ranks");
-        assert_eq!(lines.next().unwrap(), p2p_area_bytes(n as usize).to_string(), "p2p area at {n} ranks");
+        for depth in [0, 1, 8] {
+            assert_eq!(
+                lines.next().unwrap(),
+                p2p_area_bytes(n as usize, depth).to_string(),
+                "p2p area at {n} ranks, depth {depth}"
+            );
+        }
         let layout = LlLayout { nranks: n, stride: 4160 };
         assert_eq!(lines.next().unwrap(), layout.slot_off(n - 1, 11).to_string(), "slot at {n} ranks");
     }
-    assert_eq!(lines.next().unwrap(), P2P_DEPTH.to_string());
+    assert_eq!(lines.next().unwrap(), P2P_DEPTH_MAX.to_string());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -34,8 +34,10 @@ pub(crate) struct Shared {
     /// [`Tuning`]). A heuristic: the steps of its parts may interleave, so it can be off by
     /// one for a moment.
     pub(crate) busy: AtomicI32,
-    /// The point-to-point area (send!/recv!) in every window.
+    /// The point-to-point area (send!/recv!) in every window, and its depth (slots per
+    /// direction, [`pld_model::p2p_depth`]; 0: the windows are too small for one).
     pub(crate) p2p_off: usize,
+    pub(crate) p2p_depth: usize,
     /// Messages numbered per direction, `[src * nranks + dst]`: sends by `src`'s host and
     /// receives by `dst`'s host (each counter has one writer, the host of its rank).
     pub(crate) p2p_sent: Box<[std::sync::atomic::AtomicU64]>,
@@ -123,7 +125,7 @@ impl Shared {
         tuning: Tuning,
         board_off: usize,
         ll: LlArea,
-        p2p_off: usize,
+        (p2p_off, p2p_depth): (usize, usize),
     ) -> Shared {
         let nranks = fabric.nranks;
         let world = Arc::new(Comm::new((0..nranks).collect(), &fabric.comm_parts(), board_off, ll, Vec::new()));
@@ -140,6 +142,7 @@ impl Shared {
             host_active: AtomicBool::new(false),
             busy: AtomicI32::new(0),
             p2p_off,
+            p2p_depth,
             p2p_sent: (0..nranks * nranks).map(|_| Default::default()).collect(),
             p2p_received: (0..nranks * nranks).map(|_| Default::default()).collect(),
         }
@@ -320,7 +323,7 @@ impl Shared {
     /// batch leaves messages posted and never taken, and its peers numbered messages the other
     /// side never saw. Both sides start again from message 1 on empty slots.
     pub(crate) fn reset_point_to_point(&self) {
-        self.heap().zero(self.p2p_off, pld_model::p2p_area_bytes(self.nranks));
+        self.heap().zero(self.p2p_off, pld_model::p2p_area_bytes(self.nranks, self.p2p_depth));
         let n = self.nranks;
         for rank in self.fabric.local.clone() {
             for peer in 0..n {

@@ -64,11 +64,16 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     let board_bytes = 2 * std::mem::size_of::<FingerprintWords>();
     // The LL message area, on transports where peers are addressable.
     let ll_layout = settings.ll_layout(nranks).filter(|_| !fabric.transport_only);
-    // The point-to-point area (send!/recv!): a doorbell and a slot per peer and depth.
-    let p2p_bytes = pld_model::p2p_area_bytes(nranks);
+    // The point-to-point area (send!/recv!): a doorbell and a slot per peer and depth, the
+    // depth fitted to the window (none at all in a world too big for its windows).
+    let p2p_depth = pld_model::p2p_depth(nranks, fabric.heap.capacity());
+    let p2p_bytes = pld_model::p2p_area_bytes(nranks, p2p_depth);
     let reserve = reservation_error(&fabric.heap, board_bytes + p2p_bytes, ll_layout);
     let board_off = fabric.heap.alloc("the call board", board_bytes).map_err(|_| reserve())?;
-    let p2p_off = fabric.heap.alloc("the point-to-point area", p2p_bytes).map_err(|_| reserve())?;
+    let p2p_off = match p2p_bytes {
+        0 => 0,
+        bytes => fabric.heap.alloc("the point-to-point area", bytes).map_err(|_| reserve())?,
+    };
     let ll = match ll_layout {
         Some(layout) => {
             let bytes = usize::try_from(layout.bytes()).map_err(|_| reserve())?;
@@ -98,7 +103,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
         follow_cpus,
     };
     let local = fabric.local.clone();
-    let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll, p2p_off));
+    let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll, (p2p_off, p2p_depth)));
     let mut queues: Vec<Option<Sender<Task>>> = (0..nranks).map(|_| None).collect();
     let mut workers = Vec::with_capacity(local.len());
     for rank in local {

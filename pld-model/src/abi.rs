@@ -5,20 +5,37 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 8;
+pub const ABI_VERSION: u32 = 9;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
 
-/// Messages in flight per direction of a point-to-point channel before a sender waits for an
-/// acknowledgement (`PLD_P2P_DEPTH`).
-pub const P2P_DEPTH: usize = 8;
+/// The most messages in flight per direction of a point-to-point channel before a sender waits
+/// for an acknowledgement (`PLD_P2P_DEPTH_MAX`); a world's depth is [`p2p_depth`].
+pub const P2P_DEPTH_MAX: usize = 8;
 
-/// Bytes of the point-to-point area in every window of a world of `nranks`
+/// The share of a window the point-to-point area may take: at most `1 / P2P_WINDOW_SHARE`.
+pub const P2P_WINDOW_SHARE: usize = 16;
+
+/// Bytes of the point-to-point area in every window of a world of `nranks` at `depth`
 /// (`pld_p2p_area_bytes`): a doorbell line, then a descriptor and an acknowledgement slot of 64
-/// bytes per peer and depth.
-pub const fn p2p_area_bytes(nranks: usize) -> usize {
-    64 + 2 * nranks * P2P_DEPTH * 64
+/// bytes per peer and depth; nothing at depth 0.
+pub const fn p2p_area_bytes(nranks: usize, depth: usize) -> usize {
+    if depth == 0 { 0 } else { 64 + 2 * nranks * depth * 64 }
+}
+
+/// The point-to-point depth of a world of `nranks` on windows of `window_bytes`: the largest
+/// power of two up to [`P2P_DEPTH_MAX`] whose area fits in `1 / P2P_WINDOW_SHARE` of the window,
+/// 0 (no point-to-point) when not even depth 1 does. The area grows with the rank count (1 KiB
+/// per rank at depth 8), so huge worlds on small windows get a shallower queue rather than a
+/// window too small to start; every process derives the same depth from settings they share.
+pub const fn p2p_depth(nranks: usize, window_bytes: usize) -> usize {
+    let budget = window_bytes / P2P_WINDOW_SHARE;
+    let mut depth = P2P_DEPTH_MAX;
+    while depth > 0 && p2p_area_bytes(nranks, depth) > budget {
+        depth /= 2;
+    }
+    depth
 }
 
 /// Status codes returned by every device primitive and kernel (`PLD_*` in the header).
@@ -166,6 +183,30 @@ impl AbiLayout {
         ("pld_p2p_args", ""),
         ("pld_p2p_args", "area_off"),
         ("pld_p2p_args", "nops"),
+        ("pld_p2p_args", "depth"),
         ("pld_p2p_args", "ops"),
     ];
+}
+
+#[cfg(test)]
+mod p2p_depth_tests {
+    use super::*;
+
+    #[test]
+    fn the_depth_is_the_deepest_queue_that_fits_a_sixteenth_of_the_window() {
+        // 8 ranks at depth 8: 64 + 2 * 8 * 8 * 64 = 8256 bytes, within 1 GiB / 16.
+        assert_eq!(p2p_depth(8, 1 << 30), P2P_DEPTH_MAX);
+        assert_eq!(p2p_area_bytes(8, 8), 8256);
+        // 4 ranks on 16 KiB windows: 1 KiB of budget holds depth 1 (576 bytes), not 2 (1088).
+        assert_eq!(p2p_depth(4, 16 << 10), 1);
+        // Too small for even one slot per direction: no point-to-point, and no area.
+        assert_eq!(p2p_depth(4, 4096), 0);
+        assert_eq!(p2p_area_bytes(4, 0), 0);
+        assert_eq!(p2p_depth(2049, 64 << 10), 0);
+        for (nranks, window) in [(1, 1 << 20), (7, 3 << 20), (2049, 1 << 30)] {
+            let depth = p2p_depth(nranks, window);
+            assert!(depth.is_power_of_two() && depth <= P2P_DEPTH_MAX);
+            assert!(p2p_area_bytes(nranks, depth) <= window / P2P_WINDOW_SHARE);
+        }
+    }
 }

@@ -12,7 +12,10 @@ mod hash;
 mod ll;
 mod op;
 
-pub use abi::{ABI_VERSION, AbiLayout, DeviceStatus, NotifyOp, P2P_DEPTH, TILE_BYTES, WaitCmp, p2p_area_bytes};
+pub use abi::{
+    ABI_VERSION, AbiLayout, DeviceStatus, NotifyOp, P2P_DEPTH_MAX, P2P_WINDOW_SHARE, TILE_BYTES, WaitCmp,
+    p2p_area_bytes, p2p_depth,
+};
 pub use contract::{AllReduceMode, Collective, Contract, KernelKind, KernelVariant, WindowRole};
 pub use dtype::{DType, Element};
 pub use hash::fnv1a64;

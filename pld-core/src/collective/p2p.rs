@@ -176,6 +176,19 @@ impl Host<'_> {
         if !window.belongs_to(shared.heap()) {
             return Err(foreign_window(call(), if is_send { "window" } else { "target" }, window.name()));
         }
+        if shared.p2p_depth == 0 {
+            let needed = pld_model::P2P_WINDOW_SHARE * pld_model::p2p_area_bytes(self.nranks(), 1);
+            return Err(Error::InvalidSetting {
+                setting: "PLD_WINDOW_BYTES (or WorldBuilder::window_bytes)".into(),
+                value: shared.heap().capacity().to_string(),
+                expected: format!(
+                    "at least {needed} bytes for {}: the point-to-point area takes 128 bytes per rank and may use                      1/{} of a window, and this world's {} ranks do not fit in that",
+                    call(),
+                    pld_model::P2P_WINDOW_SHARE,
+                    self.nranks()
+                ),
+            });
+        }
         let world: [usize; 0] = [];
         let spaces: Vec<(&[usize], Option<&Group>)> = match ends.groups {
             None => vec![(&world[..], None)],
@@ -309,7 +322,12 @@ impl Host<'_> {
 fn run_batch(state: &mut RankState, kernel: crate::device::abi::KernelFn, mut ops: Vec<Pending>) -> Result<()> {
     let shared = state.shared();
     let mut words: Vec<P2pOp> = ops.iter().map(|p| p.op).collect();
-    let args = P2pArgs { area_off: shared.p2p_off as u64, nops: words.len() as u64, ops: words.as_mut_ptr() };
+    let args = P2pArgs {
+        area_off: shared.p2p_off as u64,
+        nops: words.len() as u64,
+        depth: shared.p2p_depth as u64,
+        ops: words.as_mut_ptr(),
+    };
     let world = Arc::clone(&shared.world);
     let (status, _) = state.invoke(kernel, (&raw const args).cast(), 0, &world);
     if status == pld_model::DeviceStatus::Ok as i32 {
@@ -358,7 +376,7 @@ fn batch_failure(state: &RankState, status: i32, ops: &[Pending]) -> Error {
                     (true, 0) => format!(
                         "rank {} has not taken the {} messages before message #{} from rank {rank}",
                         p.op.peer,
-                        pld_model::P2P_DEPTH,
+                        shared.p2p_depth,
                         p.op.seq
                     ),
                     (true, _) => format!(

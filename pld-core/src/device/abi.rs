@@ -125,6 +125,7 @@ impl P2pOp {
 pub(crate) struct P2pArgs {
     pub area_off: u64,
     pub nops: u64,
+    pub depth: u64,
     pub ops: *mut P2pOp,
 }
 
@@ -203,6 +204,7 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_p2p_args", "") => size_of::<P2pArgs>(),
                 ("pld_p2p_args", "area_off") => offset_of!(P2pArgs, area_off),
                 ("pld_p2p_args", "nops") => offset_of!(P2pArgs, nops),
+                ("pld_p2p_args", "depth") => offset_of!(P2pArgs, depth),
                 ("pld_p2p_args", "ops") => offset_of!(P2pArgs, ops),
                 other => {
                     unreachable!("AbiLayout::FIELDS names {other:?}, which has no Rust mirror")
