@@ -422,15 +422,19 @@ fn large_copies_land_exactly_at_odd_sizes() {
 
 /// Rank r's input for `op = avg` at element i: its mean over the ranks is exact in every dtype
 /// (n * (i % 3) for signed types, n * (i % 3) + n - 1 for unsigned ones; every sum fits i8 and
-/// u8 up to 7 ranks).
+/// u8 up to 7 ranks; fp8 means are 1 or 2, so every input, at most 6 away, is exact too).
 fn avg_input<T: TestElem>(n: usize, r: usize, i: usize) -> T {
-    let base = (n * (i % 3)) as i64;
+    let base = avg_base::<T>(n, i);
     let v = if T::SIGNED { base + 2 * r as i64 - (n as i64 - 1) } else { base + 2 * r as i64 };
     T::from_i64(v)
 }
 
+fn avg_base<T: TestElem>(n: usize, i: usize) -> i64 {
+    if T::DTYPE.is_fp8() { (i % 2 + 1) as i64 } else { (n * (i % 3)) as i64 }
+}
+
 fn avg_mean<T: TestElem>(n: usize, i: usize) -> T {
-    let base = (n * (i % 3)) as i64;
+    let base = avg_base::<T>(n, i);
     T::from_i64(if T::SIGNED { base } else { base + n as i64 - 1 })
 }
 
@@ -520,9 +524,8 @@ fn premul_case<T: TestElem>(nranks: usize, count: usize) {
     let input = |r: usize, i: usize| T::from_i64(((r + i) % 4) as i64);
     let expected: Vec<T> = (0..count)
         .map(|i| {
-            (1..nranks).fold(T::premultiply(input(0, i), scalar(0)), |acc, r| {
-                T::combine(ReduceOp::Sum, acc, T::premultiply(input(r, i), scalar(r)))
-            })
+            let scaled: Vec<T> = (0..nranks).map(|r| T::premultiply(input(r, i), scalar(r))).collect();
+            T::reduce_in_rank_order(ReduceOp::Sum, &scaled).expect("at least one rank")
         })
         .collect();
     let results = world
@@ -574,4 +577,45 @@ fn an_integer_target_takes_an_integer_scalar_only() {
     assert!(message.contains("premul_sum") && message.contains("0.5") && message.contains("i32"), "{message}");
     host.all_reduce(&data, AllReduce::mesh().premul_sum(3.0)).unwrap();
     host.sync().unwrap();
+}
+
+/// fp8 reductions accumulate in f32 and round once, after avg's division: 16 + 1 + 1 in e4m3
+/// is 18 (one rounding of the exact sum; rounding every step gives 16 + 1 -> 16 (ties to
+/// even), 16 + 1 -> 16), and the mean of 6, 6, 6 in e5m2 is 6 (their sum, 18, is not an e5m2
+/// value: rounding it first gives 16 / 3 or 20 / 3). Every mode, reduce, reduce_scatter.
+#[test]
+fn fp8_reductions_round_once_at_the_end() {
+    fn case<T: TestElem>(inputs: [f32; 3], op: ReduceOp, expected: f32) {
+        let from = |v: f32| T::from_i64(v as i64);
+        let world = World::local(3).unwrap();
+        let host = world.host().unwrap();
+        let data = host.window::<T>("data", [5]).unwrap();
+        let rows = host.window::<T>("rows", [3, 5]).unwrap();
+        let want = vec![from(expected); 5];
+        let column: Vec<T> = inputs.iter().map(|&v| from(v)).collect();
+        assert_eq!(T::reduce_in_rank_order(op, &column), Some(from(expected)), "the host reference");
+        let fill = |w: &pld::Window<'_, T>, len: usize| {
+            for (r, &v) in inputs.iter().enumerate() {
+                host.write(w, r, &vec![from(v); len]).unwrap();
+            }
+        };
+        for mode in AllReduceMode::ALL {
+            fill(&data, 5);
+            host.all_reduce(&data, AllReduce::mesh().mode(mode).op(op)).unwrap();
+            for r in 0..3 {
+                assert_same(&host.read(&data, r).unwrap(), &want, &format!("{op} {mode:?} {}, rank {r}", T::DTYPE));
+            }
+        }
+        fill(&data, 5);
+        host.reduce(&data, pld::Reduce::root(1).op(op)).unwrap();
+        assert_same(&host.read(&data, 1).unwrap(), &want, &format!("reduce {op} {}", T::DTYPE));
+        fill(&rows, 15);
+        host.reduce_scatter(&rows, ReduceScatter::new().op(op)).unwrap();
+        for r in 0..3 {
+            let found = host.read(&rows, r).unwrap();
+            assert_same(&found[5 * r..5 * r + 5], &want, &format!("reduce_scatter {op} {}, rank {r}", T::DTYPE));
+        }
+    }
+    case::<pld::f8e4m3>([16.0, 1.0, 1.0], ReduceOp::Sum, 18.0);
+    case::<pld::f8e5m2>([6.0, 6.0, 6.0], ReduceOp::Avg, 6.0);
 }

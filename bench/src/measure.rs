@@ -78,7 +78,8 @@ pub fn sweep(config: &Config, sizes: &[usize]) -> Result<Sweep> {
         };
     }
     typed!(I8 => i8, U8 => u8, I32 => i32, U32 => u32, I64 => i64, U64 => u64,
-           F16 => pld::f16, BF16 => pld::bf16, F32 => f32, F64 => f64)
+           F16 => pld::f16, BF16 => pld::bf16, F32 => f32, F64 => f64,
+           F8E4M3 => pld::f8e4m3, F8E5M2 => pld::f8e5m2)
 }
 
 /// (elements per rank or per block, S bytes) for a requested size.

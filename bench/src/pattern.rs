@@ -32,7 +32,9 @@ floats!(
     f32: 1024, |v: i64| v as f32;
     f64: 1024, |v: i64| v as f64;
     f16: 4, |v: i64| f16::from_f64(v as f64);
-    bf16: 4, |v: i64| bf16::from_f64(v as f64)
+    bf16: 4, |v: i64| bf16::from_f64(v as f64);
+    pld::f8e4m3: 2, |v: i64| pld::f8e4m3::from_f64(v as f64);
+    pld::f8e5m2: 2, |v: i64| pld::f8e5m2::from_f64(v as f64)
 );
 
 /// Rank `r`'s input element `i` in round `k`: small integers (products stay powers of two), so
@@ -52,7 +54,9 @@ pub fn inputs<T: BenchElem>(op: ReduceOp, r: usize, k: usize, n: usize) -> Vec<T
 /// The reduction over `nranks` ranks of `inputs(op, r, k, n)`.
 pub fn reduced<T: BenchElem>(op: ReduceOp, nranks: usize, k: usize, n: usize) -> Vec<T> {
     (0..n)
-        .map(|i| (1..nranks).fold(value::<T>(op, 0, k, i), |acc, r| T::combine(op, acc, value(op, r, k, i))))
-        .map(|sum| if op == ReduceOp::Avg { T::average(sum, nranks) } else { sum })
+        .map(|i| {
+            let column: Vec<T> = (0..nranks).map(|r| value(op, r, k, i)).collect();
+            T::reduce_in_rank_order(op, &column).expect("at least one rank")
+        })
         .collect()
 }

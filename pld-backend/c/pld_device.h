@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 9
+#define PLD_ABI_VERSION 10
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -133,6 +133,7 @@ typedef struct pld_coll_args {
     pld_fingerprint call;      /* this call's fingerprint (its seq is the call number, from 1) */
     uint64_t ll_off;           /* the LL message area (see "LL messages"); */
     uint64_t ll_stride;        /* bytes of one inbox slot; 0: no LL messages on this transport */
+    uint64_t divisor;          /* fp8 op = avg: the one rounding divides by this first (0: none) */
 } pld_coll_args;
 
 enum { PLD_CHECK_CALLS = 1 };
@@ -769,6 +770,73 @@ static inline uint16_t pld_f32_to_f16(float f) {
     uint32_t r = abs + 0xfffu + ((abs >> 13) & 1u);        /* round to nearest even */
     return sign | (uint16_t)((r - 0x38000000u) >> 13);
 }
+
+/* ---------------------------------------------------------------- fp8 (e4m3, e5m2) */
+
+/* The OCP 8-bit floats with NVIDIA's conversions (cuda_fp8.hpp), bit for bit as the float8
+ * crate has them: narrowing goes through double, rounds to nearest even and saturates to the
+ * largest finite value (no infinity out of a conversion); e4m3 has no infinity and one NaN
+ * (0x7f, with its sign); widening is exact (through the f16 bits). */
+static inline uint8_t pld_f64_to_fp8(double x, int e5m2) {
+    uint64_t xbits;
+    memcpy(&xbits, &x, 8);
+    const uint8_t maxnorm = e5m2 ? 0x7B : 0x7E, mantissa_mask = e5m2 ? 0x3 : 0x7;
+    const uint16_t bias = e5m2 ? 15 : 7;
+    const uint64_t significand_bits = e5m2 ? 3 : 4;
+    const uint64_t mindenorm_o2 = e5m2 ? 0x3EE0000000000000ull : 0x3F50000000000000ull;
+    const uint64_t overflow_threshold = e5m2 ? 0x40EE000000000000ull - 1 : 0x407D000000000000ull;
+    const uint64_t minnorm = e5m2 ? 0x3F10000000000000ull : 0x3F90000000000000ull;
+    const uint64_t half_ulp = 1ull << (53 - significand_bits - 1);
+    const uint8_t sign = (uint8_t)((xbits >> 63) << 7);
+    const uint8_t exp = (uint8_t)(uint16_t)((uint16_t)((xbits >> 52) & 0x7FF) - 1023 + bias);
+    const uint8_t mantissa = (uint8_t)((xbits >> (53 - significand_bits)) & mantissa_mask);
+    const uint64_t absx = xbits & 0x7FFFFFFFFFFFFFFFull;
+    uint8_t res;
+    if (absx <= mindenorm_o2) {
+        res = 0;
+    } else if (absx > 0x7FF0000000000000ull) {
+        res = e5m2 ? (uint8_t)(0x7E | mantissa) : 0x7F;
+    } else if (absx > overflow_threshold) {
+        res = maxnorm;
+    } else if (absx >= minnorm) {
+        res = (uint8_t)((uint8_t)(exp << (significand_bits - 1)) | mantissa);
+        const uint64_t round = xbits & ((half_ulp << 1) - 1);
+        if (round > half_ulp || (round == half_ulp && (mantissa & 1))) res = (uint8_t)(res + 1);
+    } else {
+        const uint8_t shift = (uint8_t)(1 - exp);
+        res = (uint8_t)((mantissa | (1u << (significand_bits - 1))) >> shift);
+        const uint64_t round = (xbits | (1ull << 52)) & ((half_ulp << (shift + 1)) - 1);
+        if (round > (half_ulp << shift) || (round == (half_ulp << shift) && (res & 1))) res = (uint8_t)(res + 1);
+    }
+    return (uint8_t)(res | sign);
+}
+
+static inline uint16_t pld_fp8_to_f16_bits(uint8_t x, int e5m2) {
+    uint16_t ur = (uint16_t)((uint16_t)x << 8);
+    if (e5m2) return (ur & 0x7FFF) > 0x7C00 ? 0x7FFF : ur;
+    const uint16_t sign = ur & 0x8000;
+    uint16_t exponent = (uint16_t)(((ur & 0x7800) >> 1) + 0x2000);
+    uint16_t mantissa = (uint16_t)((ur & 0x0700) >> 1);
+    if ((x & 0x7F) == 0x7F) return 0x7FFF;
+    if (exponent == 0x2000) {
+        if (mantissa) {
+            mantissa = (uint16_t)(mantissa << 1);
+            while ((mantissa & 0x0400) == 0) {
+                mantissa = (uint16_t)(mantissa << 1);
+                exponent = (uint16_t)(exponent - 0x0400);
+            }
+            mantissa &= 0x03FF;
+        } else {
+            exponent = 0;
+        }
+    }
+    return (uint16_t)(sign | exponent | mantissa);
+}
+
+static inline float pld_f8e4m3_to_f32(uint8_t x) { return pld_f16_to_f32(pld_fp8_to_f16_bits(x, 0)); }
+static inline float pld_f8e5m2_to_f32(uint8_t x) { return pld_f16_to_f32(pld_fp8_to_f16_bits(x, 1)); }
+static inline uint8_t pld_f32_to_f8e4m3(float f) { return pld_f64_to_fp8((double)f, 0); }
+static inline uint8_t pld_f32_to_f8e5m2(float f) { return pld_f64_to_fp8((double)f, 1); }
 
 /* ---------------------------------------------------------------- kernel-language arithmetic */
 

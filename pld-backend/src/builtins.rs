@@ -9,20 +9,29 @@ use std::fmt::Write;
 
 use pld_model::{DType, KernelKind, KernelVariant, ReduceOp};
 
-use crate::DeviceSource;
+use crate::{DeviceSource, wide};
 
 /// The builtin collective library: every variant of [`KernelVariant::all`].
 pub fn builtin_source() -> DeviceSource {
     let mut c = String::from(LL_ROWS);
     c.push_str(COUNT_CHECK);
     c.push_str(ROOT_COLLECT);
+    for dtype in DType::ALL.into_iter().filter(|d| d.is_fp8()) {
+        c.push_str(&wide::conversion_helpers(dtype));
+    }
     for op in ReduceOp::COMBINING {
         for dtype in DType::ALL {
+            if dtype.is_fp8() {
+                // Accumulated in f32 (crate::wide); the ring runs f32's ring function.
+                c.push_str(&wide::reduction_helpers(op, dtype));
+                continue;
+            }
             c.push_str(&reduce_helper(op, dtype));
             c.push_str(&reduce2_helper(op, dtype));
             c.push_str(&reduce_rev_helper(op, dtype));
             c.push_str(&reduce_tile(op, dtype));
             c.push_str(&reduce_tile_in_place(op, dtype));
+            c.push_str(&ring_fn(op, dtype));
         }
     }
     for variant in KernelVariant::all() {
@@ -31,11 +40,11 @@ pub fn builtin_source() -> DeviceSource {
     DeviceSource::new(c)
 }
 
-/// The C storage type of a dtype (f16 and bf16 are stored as their bits).
+/// The C storage type of a dtype (f16, bf16 and the fp8 types are stored as their bits).
 pub(crate) fn storage_type(dtype: DType) -> &'static str {
     match dtype {
         DType::I8 => "int8_t",
-        DType::U8 => "uint8_t",
+        DType::U8 | DType::F8E4M3 | DType::F8E5M2 => "uint8_t",
         DType::I32 => "int32_t",
         DType::U32 => "uint32_t",
         DType::I64 => "int64_t",
@@ -57,7 +66,7 @@ fn wrapping_type(dtype: DType) -> Option<&'static str> {
 }
 
 /// `a op b` over values of the compute type.
-fn combine(op: ReduceOp, dtype: DType, a: &str, b: &str) -> String {
+pub(crate) fn combine(op: ReduceOp, dtype: DType, a: &str, b: &str) -> String {
     match (op, wrapping_type(dtype)) {
         (ReduceOp::Sum, Some(u)) => {
             format!("({ty})(({u}){a} + ({u}){b})", ty = storage_type(dtype))
@@ -136,9 +145,15 @@ fn elementwise(name: &str, params: &str, op: ReduceOp, dtype: DType, dst: &str, 
 pub fn builtin_kernel(variant: KernelVariant) -> String {
     let symbol = variant.symbol();
     let body = match (variant.kind, variant.reduction) {
+        (KernelKind::AllReduceMesh, Some((op, dtype))) if dtype.is_fp8() => wide::all_reduce_mesh(op, dtype),
+        (KernelKind::AllReduceRing, Some((op, dtype))) if dtype.is_fp8() => wide::all_reduce_ring(op, dtype),
+        (KernelKind::ReduceScatter, Some((op, dtype))) if dtype.is_fp8() => wide::reduce_scatter(op, dtype),
+        (KernelKind::Reduce, Some((op, dtype))) if dtype.is_fp8() => wide::reduce(op, dtype),
         (KernelKind::AllReduceMesh, Some((op, dtype))) => all_reduce_mesh(op, dtype),
         (KernelKind::AllReduceTwoShot, Some((op, dtype))) => all_reduce_two_shot(op, dtype),
-        (KernelKind::AllReduceRing, Some((op, dtype))) => all_reduce_ring(op, dtype),
+        (KernelKind::AllReduceRing, Some((op, dtype))) => {
+            format!("    return {}(c, a, a->target_off);\n", ring_fn_name(op, dtype))
+        }
         (KernelKind::ReduceScatter, Some((op, dtype))) => reduce_scatter(op, dtype),
         (KernelKind::Broadcast, None) => BROADCAST.to_owned(),
         (KernelKind::AllGather, None) => ALL_GATHER.to_owned(),
@@ -287,6 +302,9 @@ fn all_reduce_mesh(op: ReduceOp, dtype: DType) -> String {
 /// which MPI's memory model makes visible to the owner only after a window synchronisation.
 fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
     let ty = storage_type(dtype);
+    // fp8 reduces a tile at a time in f32 (`crate::wide`): tiles of as many elements as an f32 tile holds.
+    let acc_ty = if dtype.is_fp8() { "float" } else { ty };
+    let divisor = if dtype.is_fp8() { ", a->divisor" } else { "" };
     format!(
         r#"    const int32_t w = c->nranks, r = c->rank;
     const uint64_t n = a->count;
@@ -296,9 +314,9 @@ fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
     const uint64_t base = n / (uint64_t)w, extra = n % (uint64_t)w;
     const uint64_t lo = base * (uint64_t)r + ((uint64_t)r < extra ? (uint64_t)r : extra);
     const uint64_t len = base + ((uint64_t)r < extra ? 1 : 0);
-    {ty} *acc = ({ty} *)c->scratch;
+    {acc_ty} *acc = ({acc_ty} *)c->scratch;
     uint8_t *staging = c->scratch + PLD_TILE_BYTES;
-    const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
+    const uint64_t tile = PLD_TILE_BYTES / sizeof({acc_ty});
     {ty} *mine = ({ty} *)(c->local_base + a->target_off);
     int push = 1;
     for (int32_t p = 0; p < w; ++p)
@@ -306,7 +324,7 @@ fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
     PLD_TRY(pld_ready_round(c, a));
     for (uint64_t i = 0; i < len; i += tile) {{
         const uint64_t m = len - i < tile ? len - i : tile, off = a->target_off + (lo + i) * sizeof({ty});
-        PLD_TRY(pld_reduce_into_{op}_{dtype}(c, off, m, mine + lo + i, acc, staging));
+        PLD_TRY(pld_reduce_into_{op}_{dtype}(c, off, m, mine + lo + i, acc, staging{divisor}));
         for (int32_t k = 1; k < w && push; ++k)
             PLD_TRY(pld_put(c, (r + k) % w, off, mine + lo + i, m * sizeof({ty})));
     }}
@@ -330,19 +348,23 @@ fn all_reduce_two_shot(op: ReduceOp, dtype: DType) -> String {
 /// follows the ready point and every step, so neighbours are never more than one step apart:
 /// a chunk is read only after its writer finished the step that wrote it, and overwritten only
 /// after its reader finished the step that read it. The last round is the closing barrier.
-fn all_reduce_ring(op: ReduceOp, dtype: DType) -> String {
+///
+/// A function of the target's offset, so fp8's ring runs f32's over an f32 shadow.
+fn ring_fn(op: ReduceOp, dtype: DType) -> String {
     let ty = storage_type(dtype);
     let reduce = reduce_helper_name(op, dtype);
+    let name = ring_fn_name(op, dtype);
     format!(
-        r#"    const int32_t w = c->nranks, r = c->rank;
+        r#"static int32_t {name}(pld_ctx *c, const pld_coll_args *a, uint64_t target_off) {{
+    const int32_t w = c->nranks, r = c->rank;
     const uint64_t n = a->count;
     if (w == 1) return PLD_OK;
-    if (!pld_in_window(c, a->target_off, n * sizeof({ty}))) return PLD_OUT_OF_BOUNDS;
+    if (!pld_in_window(c, target_off, n * sizeof({ty}))) return PLD_OUT_OF_BOUNDS;
     if (c->scratch_bytes < PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;
     const int32_t left = (r + w - 1) % w, right = (r + 1) % w;
     const uint64_t base = n / (uint64_t)w, extra = n % (uint64_t)w;
     const uint64_t tile = PLD_TILE_BYTES / sizeof({ty});
-    {ty} *mine = ({ty} *)(c->local_base + a->target_off);
+    {ty} *mine = ({ty} *)(c->local_base + target_off);
     int32_t round = 0;
 #define PLD_RING_ROUND()                                                     \
     do {{                                                                     \
@@ -367,7 +389,7 @@ fn all_reduce_ring(op: ReduceOp, dtype: DType) -> String {
         const uint64_t len = base + ((uint64_t)k < extra ? 1 : 0);
         for (uint64_t i = 0; i < len; i += tile) {{
             const uint64_t m = len - i < tile ? len - i : tile;
-            const uint64_t off = a->target_off + (lo + i) * sizeof({ty});
+            const uint64_t off = target_off + (lo + i) * sizeof({ty});
             if (gather) {{
                 PLD_TRY(pld_get(c, left, mine + lo + i, off, m * sizeof({ty})));
             }} else {{
@@ -382,8 +404,14 @@ fn all_reduce_ring(op: ReduceOp, dtype: DType) -> String {
     PLD_TRY(pld_settle(c, a, left, round));
     if (right != left) PLD_TRY(pld_settle(c, a, right, round));
     return PLD_OK;
+}}
+
 "#
     )
+}
+
+pub(crate) fn ring_fn_name(op: ReduceOp, dtype: DType) -> String {
+    format!("pld_ring_{op}_{dtype}")
 }
 
 /// Row `rank` of the [nranks, count] target becomes the reduction of that row over all ranks.

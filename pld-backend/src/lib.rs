@@ -15,6 +15,7 @@ mod error;
 pub mod fuzzing;
 mod lower;
 mod source;
+mod wide;
 
 pub use abi::{HEADER, HEADER_NAME};
 pub use build::Build;

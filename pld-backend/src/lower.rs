@@ -22,6 +22,8 @@ fn read(dtype: DType, lvalue: &str) -> String {
     match dtype {
         DType::F16 => format!("(double)pld_f16_to_f32({lvalue})"),
         DType::BF16 => format!("(double)pld_bf16_to_f32({lvalue})"),
+        DType::F8E4M3 => format!("(double)pld_f8e4m3_to_f32({lvalue})"),
+        DType::F8E5M2 => format!("(double)pld_f8e5m2_to_f32({lvalue})"),
         DType::F32 | DType::F64 => format!("(double)({lvalue})"),
         _ => format!("(int64_t)({lvalue})"),
     }
@@ -32,6 +34,8 @@ fn write(dtype: DType, value: &str) -> String {
     match dtype {
         DType::F16 => format!("pld_f32_to_f16((float)({value}))"),
         DType::BF16 => format!("pld_f32_to_bf16((float)({value}))"),
+        DType::F8E4M3 => format!("pld_f32_to_f8e4m3((float)({value}))"),
+        DType::F8E5M2 => format!("pld_f32_to_f8e5m2((float)({value}))"),
         DType::F32 => format!("(float)({value})"),
         DType::F64 => format!("(double)({value})"),
         other => format!("({})(uint64_t)({value})", c_type(other)),

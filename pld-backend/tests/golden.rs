@@ -61,9 +61,20 @@ fn builtin_variants() {
         KernelVariant::reducing(KernelKind::AllReduceTwoShot, ReduceOp::Sum, DType::F32),
         KernelVariant::reducing(KernelKind::AllReduceRing, ReduceOp::Max, DType::BF16),
         KernelVariant::reducing(KernelKind::ReduceScatter, ReduceOp::Prod, DType::I8),
+        KernelVariant::reducing(KernelKind::AllReduceMesh, ReduceOp::Sum, DType::F8E4M3),
+        KernelVariant::reducing(KernelKind::AllReduceRing, ReduceOp::Sum, DType::F8E5M2),
         KernelVariant::movement(KernelKind::AllToAllV),
         KernelVariant::movement(KernelKind::Barrier),
     ];
-    let c: String = variants.into_iter().map(pld_backend::builtin_kernel).collect();
+    let mut c: String = variants.into_iter().map(pld_backend::builtin_kernel).collect();
+    // The ring kernels call the ring of their dtype (f32's for fp8), and the fp8 kernels the
+    // f32-accumulating tile reduction: their text too.
+    let library = pld_backend::builtin_source().to_c();
+    for head in ["static int32_t pld_ring_max_bf16(", "static inline int32_t pld_reduce_all_sum_f8e4m3("] {
+        let start = library.find(head).unwrap_or_else(|| panic!("{head} is generated"));
+        let end = start + library[start..].find("\n}\n").expect("the function ends") + 3;
+        c.push_str(&library[start..end]);
+        c.push('\n');
+    }
     expect_file!["fixtures/builtin_variants.c"].assert_eq(&c);
 }

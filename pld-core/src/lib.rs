@@ -63,3 +63,14 @@ pub type DistributedTensor<'h, T> = Window<'h, T>;
 
 /// f16 and bf16, the element types of `half`.
 pub use half::{bf16, f16};
+
+/// The 8-bit floats of the `float8` crate (OCP FP8, NVIDIA's conversions).
+pub use float8::{F8E4M3, F8E5M2};
+
+/// dtype `f8e4m3`: [`F8E4M3`], spelled as pld spells its dtypes (like `f16` and `bf16`).
+#[allow(non_camel_case_types)]
+pub type f8e4m3 = float8::F8E4M3;
+
+/// dtype `f8e5m2`: [`F8E5M2`], spelled as pld spells its dtypes.
+#[allow(non_camel_case_types)]
+pub type f8e5m2 = float8::F8E5M2;

@@ -1,5 +1,6 @@
 use std::fmt;
 
+use float8::{F8E4M3, F8E5M2};
 use half::{bf16, f16};
 
 use crate::ReduceOp;
@@ -27,11 +28,17 @@ pub enum DType {
     F32,
     /// IEEE 754 double precision.
     F64,
+    /// 8-bit float with 4 exponent and 3 mantissa bits (OCP FP8 E4M3: no infinity, largest
+    /// finite 448; `float8::F8E4M3`, `pld::f8e4m3`).
+    F8E4M3,
+    /// 8-bit float with 5 exponent and 2 mantissa bits (OCP FP8 E5M2, IEEE-like; largest finite
+    /// 57344; `float8::F8E5M2`, `pld::f8e5m2`).
+    F8E5M2,
 }
 
 impl DType {
     /// Every dtype, in a fixed order (the order of the generated kernel variants).
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 12] = [
         DType::I8,
         DType::U8,
         DType::I32,
@@ -42,12 +49,14 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::F8E4M3,
+        DType::F8E5M2,
     ];
 
     /// Size of one element in bytes.
     pub const fn size(self) -> usize {
         match self {
-            DType::I8 | DType::U8 => 1,
+            DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 => 1,
             DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::U64 | DType::F64 => 8,
@@ -67,6 +76,8 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::F8E4M3 => "f8e4m3",
+            DType::F8E5M2 => "f8e5m2",
         }
     }
 
@@ -75,9 +86,14 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.name() == name)
     }
 
-    /// True for the four floating-point types.
+    /// True for the six floating-point types.
     pub const fn is_float(self) -> bool {
-        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::F8E4M3 | DType::F8E5M2)
+    }
+
+    /// True for the two 8-bit floats, whose reductions accumulate in f32 and round once.
+    pub const fn is_fp8(self) -> bool {
+        matches!(self, DType::F8E4M3 | DType::F8E5M2)
     }
 }
 
@@ -87,13 +103,13 @@ impl fmt::Display for DType {
     }
 }
 
-/// A Rust type that is one of the ten pld dtypes.
+/// A Rust type that is one of the twelve pld dtypes.
 ///
 /// Sealed: the set of element types is the set the device kernels are generated for.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a pld element type",
     label = "windows, tensors and collectives hold pld element types only",
-    note = "the pld element types are i8 u8 i32 u32 i64 u64 f16 bf16 f32 f64"
+    note = "the pld element types are i8 u8 i32 u32 i64 u64 f16 bf16 f32 f64 f8e4m3 f8e5m2"
 )]
 pub trait Element: bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + 'static + sealed::Sealed {
     /// The dtype this type stands for.
@@ -111,9 +127,20 @@ pub trait Element: bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + 'stati
     /// the runtime checks it).
     fn premultiply(x: Self, scalar: f64) -> Self;
 
-    /// `sum / n` as `op = avg` finishes a reduction: one IEEE division for floats (f16 and
-    /// bf16 in f32, rounded once), truncation toward zero for integers.
+    /// `sum / n` as `op = avg` finishes a reduction: one IEEE division for floats (f16, bf16
+    /// and fp8 in f32, rounded once), truncation toward zero for integers.
     fn average(sum: Self, n: usize) -> Self;
+
+    /// The `op`-reduction of `values` (one per rank, in rank order) exactly as the device
+    /// kernels compute it: a fold of [`Element::combine`] (`avg`: then [`Element::average`]),
+    /// except for the fp8 types, which accumulate in f32 and round once at the end, after the
+    /// division of `avg` (more accurate than rounding to 8 bits at every step). `None` for no
+    /// values. The host-side reference for checking results.
+    fn reduce_in_rank_order(op: ReduceOp, values: &[Self]) -> Option<Self> {
+        let (first, rest) = values.split_first()?;
+        let sum = rest.iter().fold(*first, |acc, &x| Self::combine(op, acc, x));
+        Some(if op == ReduceOp::Avg { Self::average(sum, values.len()) } else { sum })
+    }
 }
 
 /// `max`/`min` of floats as the kernels compute them: a NaN on either side wins.
@@ -195,6 +222,33 @@ macro_rules! floats {
 }
 
 integers! { i8 => I8, u8 => U8, i32 => I32, u32 => U32, i64 => I64, u64 => U64 }
+
+/// The fp8 types: every step in f32, one rounding at the end of a reduction.
+macro_rules! fp8 {
+    ($($ty:ty => $dtype:ident),* $(,)?) => {$(
+        impl sealed::Sealed for $ty {}
+        impl Element for $ty {
+            const DTYPE: DType = DType::$dtype;
+            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
+                <$ty>::from_f32(float_combine(op, a.to_f32(), b.to_f32()))
+            }
+            fn average(sum: Self, n: usize) -> Self {
+                <$ty>::from_f32(sum.to_f32() / n.max(1) as f32)
+            }
+            fn premultiply(x: Self, scalar: f64) -> Self {
+                <$ty>::from_f32(x.to_f32() * scalar as f32)
+            }
+            fn reduce_in_rank_order(op: ReduceOp, values: &[Self]) -> Option<Self> {
+                let (first, rest) = values.split_first()?;
+                let wide = rest.iter().fold(first.to_f32(), |acc, x| float_combine(op, acc, x.to_f32()));
+                let n = values.len() as f32;
+                Some(<$ty>::from_f32(if op == ReduceOp::Avg && values.len() > 1 { wide / n } else { wide }))
+            }
+        }
+    )*};
+}
+
+fp8! { F8E4M3 => F8E4M3, F8E5M2 => F8E5M2 }
 
 floats! {
     f16 => F16, f32, f16::to_f32, f16::from_f32;

@@ -50,6 +50,8 @@ pub(crate) fn elem(dtype: DType) -> TokenStream {
     match dtype {
         DType::F16 => quote!(::pld::f16),
         DType::BF16 => quote!(::pld::bf16),
+        DType::F8E4M3 => quote!(::pld::f8e4m3),
+        DType::F8E5M2 => quote!(::pld::f8e5m2),
         other => {
             let ident = Ident::new(other.name(), Span::call_site());
             quote!(#ident)

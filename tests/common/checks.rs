@@ -39,10 +39,11 @@ impl Values {
 
 /// Element-wise reduction of every rank's input, in rank order.
 fn reference<T: TestElem>(op: ReduceOp, inputs: &[Vec<T>]) -> Vec<T> {
-    let n = inputs.len();
-    let finish = |v: T| if op == ReduceOp::Avg { T::average(v, n) } else { v };
     (0..inputs[0].len())
-        .map(|i| finish(inputs[1..].iter().fold(inputs[0][i], |acc, x| T::combine(op, acc, x[i]))))
+        .map(|i| {
+            let column: Vec<T> = inputs.iter().map(|x| x[i]).collect();
+            T::reduce_in_rank_order(op, &column).expect("at least one rank")
+        })
         .collect()
 }
 

@@ -18,6 +18,8 @@ macro_rules! with_dtype {
             pld::DType::BF16 => $f::<pld::bf16>($($arg),*),
             pld::DType::F32 => $f::<f32>($($arg),*),
             pld::DType::F64 => $f::<f64>($($arg),*),
+            pld::DType::F8E4M3 => $f::<pld::f8e4m3>($($arg),*),
+            pld::DType::F8E5M2 => $f::<pld::f8e5m2>($($arg),*),
         }
     };
 }
@@ -26,7 +28,7 @@ pub mod checks;
 pub mod groups;
 pub mod soak;
 
-use pld::{Element, Host, ReduceOp, Window, bf16, f16};
+use pld::{Element, Host, ReduceOp, Window, bf16, f8e4m3, f8e5m2, f16};
 
 /// The axes every collective is exercised over.
 pub const RANKS: [usize; 6] = [1, 2, 3, 4, 5, 8];
@@ -62,12 +64,17 @@ float_elem!(
     f32: |v: i64| v as f32;
     f64: |v: i64| v as f64;
     f16: |v: i64| f16::from_f64(v as f64);
-    bf16: |v: i64| bf16::from_f64(v as f64)
+    bf16: |v: i64| bf16::from_f64(v as f64);
+    f8e4m3: |v: i64| f8e4m3::from_f64(v as f64);
+    f8e5m2: |v: i64| f8e5m2::from_f64(v as f64)
 );
 
 /// An exact input value for rank `r`, round `k`, element `i`: small integers, so every
 /// reduction order gives identical bits in every dtype (products stay powers of two times ±1
-/// for floats; integers wrap identically on host and device).
+/// for floats; integers wrap identically on host and device). In fp8 every input is exact
+/// and every partial sum exact in f32, where fp8 accumulates; the final rounding to 8 bits
+/// (sums above 16 in e4m3, 8 in e5m2 are not all representable) is checked against the
+/// reference's one rounding.
 pub fn value<T: TestElem>(op: ReduceOp, r: usize, k: usize, i: usize) -> T {
     let v = match op {
         ReduceOp::Prod if T::SIGNED => [1, 2, -1][(r + 2 * i + k) % 3],
@@ -88,8 +95,10 @@ pub fn inputs<T: TestElem>(op: ReduceOp, r: usize, k: usize, n: usize) -> Vec<T>
 /// The reduction over ranks `0..nranks` of `inputs(op, r, k, n)`, element-wise, in rank order.
 pub fn reduced<T: TestElem>(op: ReduceOp, nranks: usize, k: usize, n: usize) -> Vec<T> {
     (0..n)
-        .map(|i| (1..nranks).fold(value::<T>(op, 0, k, i), |acc, r| T::combine(op, acc, value(op, r, k, i))))
-        .map(|sum| if op == ReduceOp::Avg { T::average(sum, nranks) } else { sum })
+        .map(|i| {
+            let column: Vec<T> = (0..nranks).map(|r| value(op, r, k, i)).collect();
+            T::reduce_in_rank_order(op, &column).expect("at least one rank")
+        })
         .collect()
 }
 

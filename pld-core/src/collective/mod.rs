@@ -39,6 +39,9 @@ struct Plan<'p, 'a> {
     /// The reduce op as the caller gave it, for the fingerprint (`avg` runs `sum`'s kernel but
     /// must not match a `sum` on a peer).
     op: Option<ReduceOp>,
+    /// A window the runtime made for the call (fp8's ring: the f32 shadow), held like the
+    /// operands until every rank is past the call.
+    own_window: Option<Arc<Allocation>>,
 }
 
 /// What a `premul_sum` call puts back on one rank afterwards: every element outside `keep`
@@ -133,7 +136,7 @@ impl Host<'_> {
             }
             None => PlanSignal::Own(self.call_signal(collective)?),
         };
-        Ok(Plan { call: label, operands, signal, groups: common.groups, size, op: None })
+        Ok(Plan { call: label, operands, signal, groups: common.groups, size, op: None, own_window: None })
     }
 
     /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
@@ -209,7 +212,8 @@ impl Host<'_> {
         // there the windows are held even when the call ran inline.
         if queued || shared.fabric.agree_on_allocation.is_some() {
             let windows = plan.operands.iter().map(|(_, operand)| Arc::clone(operand.alloc));
-            self.hold_in_flight(last_seq, windows.chain([Arc::clone(signal_alloc)]));
+            let own = plan.own_window.iter().cloned();
+            self.hold_in_flight(last_seq, windows.chain(own).chain([Arc::clone(signal_alloc)]));
         }
         Ok(())
     }
@@ -245,11 +249,27 @@ impl Host<'_> {
             AllReduceMode::Mesh if target.bytes() >= self.world().shared().settings.two_shot_bytes_for(plan.size) => {
                 (KernelKind::AllReduceTwoShot, 3 * TILE_BYTES)
             }
+            // fp8 accumulates a tile at a time in an f32 tile (and, as messages, 4 bytes per element).
+            AllReduceMode::Mesh if T::DTYPE.is_fp8() => {
+                (KernelKind::AllReduceMesh, target.bytes() + 3 * TILE_BYTES + 4 * ll_sized(target.bytes()))
+            }
             AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + 2 * TILE_BYTES),
             AllReduceMode::Ring => (KernelKind::AllReduceRing, TILE_BYTES),
             AllReduceMode::Auto => unreachable!("resolve gives an explicit mode"),
         };
-        let args = CollArgs { target_off: target.offset() as u64, count: target.len() as u64, ..CollArgs::default() };
+        let mut args = CollArgs {
+            target_off: target.offset() as u64,
+            count: target.len() as u64,
+            divisor: kernel_divisor(T::DTYPE, opts.op, size),
+            ..CollArgs::default()
+        };
+        if kind == KernelKind::AllReduceRing && T::DTYPE.is_fp8() {
+            // The ring carries partial sums between neighbours: in f32, in a shadow of the
+            // target made for the call (see pld-backend's wide.rs).
+            let shadow = self.call_window::<f32>("__auto_f32_partials", [target.len().max(1)])?;
+            args.input_off = shadow.offset() as u64;
+            plan.own_window = Some(shadow.allocation());
+        }
         self.dispatch(
             plan,
             KernelVariant::reducing(kind, opts.op, T::DTYPE),
@@ -257,7 +277,7 @@ impl Host<'_> {
             scratch,
             (Some(T::DTYPE), target.len(), target.len()),
         )?;
-        if opts.op == ReduceOp::Avg {
+        if host_divides(T::DTYPE, opts.op) {
             self.finish_average(groups, size, target, |_| Some(0..target.len()));
         }
         Ok(())
@@ -280,12 +300,21 @@ impl Host<'_> {
         if !target.len().is_multiple_of(n) {
             return Err(Self::bad(&plan.call, "target", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
         }
-        let args =
-            CollArgs { target_off: target.offset() as u64, count: (target.len() / n) as u64, ..CollArgs::default() };
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            count: (target.len() / n) as u64,
+            divisor: kernel_divisor(T::DTYPE, opts.op, n),
+            ..CollArgs::default()
+        };
         let variant = KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE);
-        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len() / n))?;
+        // fp8: an f32 tile besides the staging tile (as messages: 4 bytes per element of a row).
+        let scratch = match T::DTYPE.is_fp8() {
+            true => 2 * TILE_BYTES + 4 * ll_sized(target.bytes() / n),
+            false => TILE_BYTES,
+        };
+        self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len() / n))?;
         self.restore_unreduced(restore, target);
-        if opts.op == ReduceOp::Avg {
+        if host_divides(T::DTYPE, opts.op) {
             let row = target.len() / n;
             self.finish_average(groups, n, target, |member| Some(member * row..(member + 1) * row));
         }
@@ -453,14 +482,23 @@ impl Host<'_> {
         let restore = self.premultiply(&plan, target, opts.op, opts.scale, |member| {
             Some(if member == root as usize { 0..whole } else { 0..0 })
         })?;
-        let args =
-            CollArgs { target_off: target.offset() as u64, count: target.len() as u64, root, ..CollArgs::default() };
-        // Scratch: the whole payload when it may travel as messages, else three tiles.
-        let scratch = 3 * TILE_BYTES + if target.bytes() as u64 <= LL_MAX_BYTES { target.bytes() } else { 0 };
+        let args = CollArgs {
+            target_off: target.offset() as u64,
+            count: target.len() as u64,
+            root,
+            divisor: kernel_divisor(T::DTYPE, opts.op, size),
+            ..CollArgs::default()
+        };
+        // Scratch: the whole payload when it may travel as messages, else three tiles (fp8: an
+        // f32 tile more, and 4 bytes per element as messages).
+        let scratch = match T::DTYPE.is_fp8() {
+            true => 4 * TILE_BYTES + 4 * ll_sized(target.bytes()),
+            false => 3 * TILE_BYTES + ll_sized(target.bytes()),
+        };
         let variant = KernelVariant::reducing(KernelKind::Reduce, opts.op, T::DTYPE);
         self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len()))?;
         self.restore_unreduced(restore, target);
-        if opts.op == ReduceOp::Avg {
+        if host_divides(T::DTYPE, opts.op) {
             let root = root as usize;
             self.finish_average(groups, size, target, |member| (member == root).then_some(0..target.len()));
         }
@@ -702,4 +740,21 @@ impl Host<'_> {
         let plan = self.plan(Collective::Barrier, CallWhat::Barrier, Location::caller(), opts.common, &[])?;
         self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0, 0))
     }
+}
+
+/// `bytes` if a payload of that size may travel as LL messages, else 0: the scratch a
+/// kernel's message form needs on top of its rounds form.
+fn ll_sized(bytes: usize) -> usize {
+    if bytes as u64 <= LL_MAX_BYTES { bytes } else { 0 }
+}
+
+/// `op = avg` divides once: fp8 in the kernel's one rounding (the f32 sum divided, then
+/// rounded: [`CollArgs::divisor`]), every other dtype on the host after the sum.
+fn kernel_divisor(dtype: DType, op: ReduceOp, size: usize) -> u64 {
+    if dtype.is_fp8() && op == ReduceOp::Avg { size as u64 } else { 0 }
+}
+
+/// Whether the host finishes `op = avg` by dividing the kernel's sum (see [`kernel_divisor`]).
+fn host_divides(dtype: DType, op: ReduceOp) -> bool {
+    op == ReduceOp::Avg && !dtype.is_fp8()
 }

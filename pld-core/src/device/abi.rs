@@ -88,6 +88,8 @@ pub(crate) struct CollArgs {
     /// The LL message area; `ll_stride` 0: none.
     pub ll_off: u64,
     pub ll_stride: u64,
+    /// fp8 `op = avg`: the kernel's one rounding divides by this first (0: no division).
+    pub divisor: u64,
 }
 
 impl CollArgs {
@@ -192,6 +194,7 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_coll_args", "call") => offset_of!(CollArgs, call),
                 ("pld_coll_args", "ll_off") => offset_of!(CollArgs, ll_off),
                 ("pld_coll_args", "ll_stride") => offset_of!(CollArgs, ll_stride),
+                ("pld_coll_args", "divisor") => offset_of!(CollArgs, divisor),
                 ("pld_p2p_op", "") => size_of::<P2pOp>(),
                 ("pld_p2p_op", "what") => offset_of!(P2pOp, what),
                 ("pld_p2p_op", "seq") => offset_of!(P2pOp, seq),
