@@ -140,6 +140,7 @@ fn windows_too_small_for_a_point_to_point_area_make_send_an_error_naming_the_set
             "{message}"
         );
         assert!(message.contains("of `w`") && message.contains("at least 9216 bytes"), "{message}");
+        assert!(message.contains("may use 1/16 of a window"), "{message}");
     }
     // Collectives do not need the area.
     host.all_reduce(&w, pld::AllReduce::mesh()).unwrap();

@@ -521,12 +521,13 @@ mod tests {
     #[test]
     fn variants_cover_every_op_and_dtype_once() {
         let all: Vec<_> = KernelVariant::all().collect();
-        assert_eq!(all.len(), 5 * 4 * 10 + 9);
+        assert_eq!(all.len(), 5 * 4 * 12 + 9); // 5 reducing kinds x 4 kernel ops x 12 dtypes, 9 movement kinds
         let mut symbols: Vec<_> = all.iter().map(KernelVariant::symbol).collect();
         symbols.sort();
         symbols.dedup();
         assert_eq!(symbols.len(), all.len());
         assert!(symbols.contains(&"pld_builtin_all_reduce_ring__prod__bf16".to_string()));
+        assert!(symbols.contains(&"pld_builtin_reduce__sum__f8e5m2".to_string()));
     }
 
     #[test]

@@ -200,8 +200,10 @@ macro_rules! integers {
     )*};
 }
 
+/// Floats combine in `$wide` and round back at every step; those marked `rounds once` (the
+/// fp8 types) reduce in `$wide` throughout and round once at the end.
 macro_rules! floats {
-    ($($ty:ty => $dtype:ident, $wide:ty, $to:expr, $from:expr);* $(;)?) => {$(
+    ($($ty:ty => $dtype:ident, $wide:ty, $to:expr, $from:expr $(, $once:ident)?);* $(;)?) => {$(
         impl sealed::Sealed for $ty {}
         impl Element for $ty {
             const DTYPE: DType = DType::$dtype;
@@ -217,44 +219,29 @@ macro_rules! floats {
                 let (to, from): (fn($ty) -> $wide, fn($wide) -> $ty) = ($to, $from);
                 from(to(x) * scalar as $wide)
             }
+            $(floats!(@$once $ty, $wide, $to, $from);)?
         }
     )*};
+    (@rounds_once $ty:ty, $wide:ty, $to:expr, $from:expr) => {
+        fn reduce_in_rank_order(op: ReduceOp, values: &[Self]) -> Option<Self> {
+            let (to, from): (fn($ty) -> $wide, fn($wide) -> $ty) = ($to, $from);
+            let (first, rest) = values.split_first()?;
+            let wide = rest.iter().fold(to(*first), |acc, &x| float_combine(op, acc, to(x)));
+            let n = values.len() as $wide;
+            Some(from(if op == ReduceOp::Avg && values.len() > 1 { wide / n } else { wide }))
+        }
+    };
 }
 
 integers! { i8 => I8, u8 => U8, i32 => I32, u32 => U32, i64 => I64, u64 => U64 }
-
-/// The fp8 types: every step in f32, one rounding at the end of a reduction.
-macro_rules! fp8 {
-    ($($ty:ty => $dtype:ident),* $(,)?) => {$(
-        impl sealed::Sealed for $ty {}
-        impl Element for $ty {
-            const DTYPE: DType = DType::$dtype;
-            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
-                <$ty>::from_f32(float_combine(op, a.to_f32(), b.to_f32()))
-            }
-            fn average(sum: Self, n: usize) -> Self {
-                <$ty>::from_f32(sum.to_f32() / n.max(1) as f32)
-            }
-            fn premultiply(x: Self, scalar: f64) -> Self {
-                <$ty>::from_f32(x.to_f32() * scalar as f32)
-            }
-            fn reduce_in_rank_order(op: ReduceOp, values: &[Self]) -> Option<Self> {
-                let (first, rest) = values.split_first()?;
-                let wide = rest.iter().fold(first.to_f32(), |acc, x| float_combine(op, acc, x.to_f32()));
-                let n = values.len() as f32;
-                Some(<$ty>::from_f32(if op == ReduceOp::Avg && values.len() > 1 { wide / n } else { wide }))
-            }
-        }
-    )*};
-}
-
-fp8! { F8E4M3 => F8E4M3, F8E5M2 => F8E5M2 }
 
 floats! {
     f16 => F16, f32, f16::to_f32, f16::from_f32;
     bf16 => BF16, f32, bf16::to_f32, bf16::from_f32;
     f32 => F32, f32, |x| x, |x| x;
     f64 => F64, f64, |x| x, |x| x;
+    F8E4M3 => F8E4M3, f32, |x: F8E4M3| x.to_f32(), F8E4M3::from_f32, rounds_once;
+    F8E5M2 => F8E5M2, f32, |x: F8E5M2| x.to_f32(), F8E5M2::from_f32, rounds_once;
 }
 
 #[cfg(test)]

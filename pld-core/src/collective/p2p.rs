@@ -182,7 +182,8 @@ impl Host<'_> {
                 setting: "PLD_WINDOW_BYTES (or WorldBuilder::window_bytes)".into(),
                 value: shared.heap().capacity().to_string(),
                 expected: format!(
-                    "at least {needed} bytes for {}: the point-to-point area takes 128 bytes per rank and may use                      1/{} of a window, and this world's {} ranks do not fit in that",
+                    "at least {needed} bytes for {}: the point-to-point area takes 128 bytes per rank and may use \
+                     1/{} of a window, and this world's {} ranks do not fit in that",
                     call(),
                     pld_model::P2P_WINDOW_SHARE,
                     self.nranks()
