@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::groups::every_kind_of_group;
+use common::groups::{every_dtype_and_op, every_kind_of_group};
 use pld::{AllReduce, Broadcast, Group, Groups, Opts, World};
 
 #[test]
@@ -15,6 +15,26 @@ fn every_collective_over_every_kind_of_group_at_4_6_and_7_ranks() {
     for n in [4, 6, 7] {
         let world = World::builder(n).window_bytes(256 << 20).local().unwrap();
         every_kind_of_group(&world.host().unwrap());
+    }
+}
+
+/// Every dtype under every op through the calls that take them, over groups of 1 to 8 members
+/// (reordered, non-contiguous, split in two, the whole world reversed) of 5- and 8-rank worlds.
+/// A host per group: its windows are freed with it.
+#[test]
+fn every_dtype_and_op_over_groups_of_1_to_8() {
+    let world = World::builder(8).window_bytes(64 << 20).local().unwrap();
+    for members in [vec![5], vec![6, 1, 3], (0..8).rev().collect()] {
+        let host = world.host().unwrap();
+        every_dtype_and_op(&host, &host.group(&members).unwrap(), &format!("8 ranks, group {members:?}"));
+    }
+    let host = world.host().unwrap();
+    let parity = host.split(|r| Some(((r % 2) as u32, r as i64))).unwrap();
+    every_dtype_and_op(&host, &parity, "8 ranks, split by parity");
+    let world = World::builder(5).window_bytes(64 << 20).local().unwrap();
+    for members in [vec![4, 0], vec![0, 2, 3, 4, 1]] {
+        let host = world.host().unwrap();
+        every_dtype_and_op(&host, &host.group(&members).unwrap(), &format!("5 ranks, group {members:?}"));
     }
 }
 

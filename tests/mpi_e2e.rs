@@ -30,7 +30,18 @@ fn main() {
     let fail_rank: Option<usize> = std::env::var("PLD_E2E_FAIL_RANK").ok().and_then(|r| r.parse().ok());
     let mut calls = 0;
     let mut seed = 1u64;
-    for (i, dtype) in [DType::F32, DType::I32, DType::BF16, DType::U8, DType::F64, DType::I64].into_iter().enumerate() {
+    let dtypes = [
+        DType::F32,
+        DType::I32,
+        DType::BF16,
+        DType::U8,
+        DType::F64,
+        DType::I64,
+        DType::F16,
+        DType::F8E4M3,
+        DType::F8E5M2,
+    ];
+    for (i, dtype) in dtypes.into_iter().enumerate() {
         if i == 3
             && let Some(fail) = fail_rank
             && host.ranks().contains(&fail)
@@ -141,14 +152,29 @@ fn soak() -> i32 {
 }
 
 /// The group suite on this process's rank: every collective over every kind of group, each
-/// group made by every process alike (agreed like an allocation).
+/// group made by every process alike (agreed like an allocation); then every dtype under every
+/// op over a reordered group and a split, a host each (its windows are freed with it).
 fn groups() -> i32 {
     let world = World::builder(0).window_bytes(256 << 20).mpi().expect("an MPI world");
     let host = world.host().expect("its host");
     common::groups::every_kind_of_group(&host);
     host.finish().expect("every call succeeded");
+    let n = world.nranks();
+    let host = world.host().expect("its host");
+    // Odd ranks downwards, then 0 (at 4 processes: [3, 1, 0]).
+    let reordered: Vec<usize> = (0..n).rev().filter(|r| r % 2 == 1 || *r == 0).collect();
+    common::groups::every_dtype_and_op(
+        &host,
+        &host.group(&reordered).expect("a group"),
+        &format!("group {reordered:?}"),
+    );
+    host.finish().expect("every call succeeded");
+    let host = world.host().expect("its host");
+    let parity = host.split(|r| Some(((r % 2) as u32, r as i64))).expect("a split");
+    common::groups::every_dtype_and_op(&host, &parity, "split by parity");
+    host.finish().expect("every call succeeded");
     println!(
-        "groups: rank {} of {}: every collective over every kind of group, 0 wrong",
+        "groups: rank {} of {}: every collective over every kind of group, every dtype and op, 0 wrong",
         host_rank(&world),
         world.nranks()
     );
