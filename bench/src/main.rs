@@ -1,4 +1,4 @@
-//! `pld-bench`: an nccl-tests-style benchmark of pld's collectives, with Open MPI side by side.
+//! `pld-bench`: an nccl-tests-style benchmark of pld's collectives, with MPIs side by side.
 //!
 //! ```text
 //! pld-bench all_reduce -b 8 -e 64M -f 4 -n 2 --baseline mpi --csv ar.csv --plot ar.svg
@@ -8,7 +8,8 @@
 //! round trips), algbw = S / time, busbw = algbw x the nccl-tests factor, then a correctness
 //! run with a fresh exact pattern compared element by element (#wrong). `--baseline mpi` runs
 //! the MPI collective at the same sizes in the same invocation (by building and running
-//! `bench/baselines/mpibench.c` with `mpicc`/`mpirun`) and adds a ratio column.
+//! `bench/baselines/mpibench.c` with the `--mpi` MPI's `mpicc`/`mpirun`) and adds a ratio
+//! column; `--baseline all` runs every installed MPI and compares with the best at each size.
 
 mod measure;
 mod mpi;
@@ -19,7 +20,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use mpi::{Baseline, BaselineRow};
+use mpi::{Baseline, BaselineRow, Mpi};
 use pld::Collective;
 
 /// nccl-tests' bus bandwidth factor of a collective at `n` ranks.
@@ -55,7 +56,7 @@ fn parse_collective(name: &str) -> Result<Collective, String> {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "pld-bench", about = "nccl-tests-style benchmark of pld collectives, side by side with Open MPI")]
+#[command(name = "pld-bench", about = "nccl-tests-style benchmark of pld collectives, side by side with MPIs")]
 struct Args {
     /// The collective (all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, all_to_all_v, barrier,
     /// reduce, gather, scatter, all_gather_v).
@@ -90,11 +91,17 @@ struct Args {
     /// Seconds of timing per size.
     #[arg(long, default_value_t = 0.25)]
     time: f64,
-    /// Run a baseline side by side: `mpi` (the system MPI through `bench/baselines/mpibench.c`) or `unchecked` (pld
-    /// without its mismatched-call check: the check's cost; pld and the baseline then run
-    /// alternately `--repeat` times each and each size keeps its best time).
+    /// Run a baseline side by side: `mpi` (the MPI `--mpi` names, through
+    /// `bench/baselines/mpibench.c`, in each of its fastest settings), `all` (every installed MPI,
+    /// the ratio against the best of them at each size), `unchecked` (pld without its
+    /// mismatched-call check: the check's cost) or `world` (with `--group-of`). pld and the
+    /// baseline run alternately `--repeat` times each and each size keeps its best time.
     #[arg(long)]
     baseline: Option<String>,
+    /// With `--baseline mpi`: `openmpi4` (the system's), `openmpi5` or `mpich` (installed by
+    /// `bench/baselines/install-mpis.sh`), or the path of another MPI's mpicc, mpirun or their folder.
+    #[arg(long, default_value = "openmpi4")]
+    mpi: String,
     /// The MPI harness's C source (default: `bench/baselines/mpibench.c` in this repository).
     #[arg(long)]
     harness: Option<PathBuf>,
@@ -162,6 +169,9 @@ impl Timed for BaselineRow {
 
 /// Keeps, size by size, the faster of two measurements (and every wrong element of both).
 fn keep_best<R: Timed>(best: &mut [R], again: Vec<R>) {
+    if best.is_empty() {
+        return;
+    }
     for (b, mut a) in best.iter_mut().zip(again) {
         if a.time_us() < b.time_us() {
             a.add_wrong(b);
@@ -170,6 +180,29 @@ fn keep_best<R: Timed>(best: &mut [R], again: Vec<R>) {
             b.add_wrong(&a);
         }
     }
+}
+
+/// [`keep_best`] for baseline rows, which may start empty (the first run fills them).
+fn keep_best_rows(best: &mut Vec<BaselineRow>, again: Vec<BaselineRow>) {
+    if best.is_empty() {
+        *best = again;
+    } else {
+        keep_best(best, again);
+    }
+}
+
+/// Each MPI's rows, best of every run so far.
+fn measure_mpis(
+    mpis: &[Mpi],
+    config: &measure::Config,
+    sizes: &[usize],
+    args: &Args,
+    best: &mut [Vec<BaselineRow>],
+) -> Result<()> {
+    for (mpi, best) in mpis.iter().zip(best) {
+        keep_best_rows(best, mpi.run(config, sizes, args.harness.as_deref())?);
+    }
+    Ok(())
 }
 
 /// The job's process count from the MPI launcher's environment (Open MPI; MPICH and others through PMI).
@@ -269,14 +302,31 @@ fn main() -> Result<()> {
     let config = measure::Config { nranks: measured.nranks, launcher: measured.launcher, ..config };
     let (rows, baseline) = match args.baseline.as_deref() {
         None => (measured.rows, None),
-        Some("mpi") => {
-            let mut best_mpi = mpi::run(&config, &sizes, args.harness.as_deref())?;
+        Some(which @ ("mpi" | "all")) => {
+            let mpis = if which == "mpi" { vec![Mpi::resolve(&args.mpi)?] } else { Mpi::installed() };
+            if mpis.is_empty() {
+                bail!(
+                    "--baseline all: no MPI installed (apt-get install openmpi-bin libopenmpi-dev; bash bench/baselines/install-mpis.sh)"
+                );
+            }
+            if which == "all" {
+                let names: Vec<&str> = mpis.iter().map(|m| m.name.as_str()).collect();
+                eprintln!("# measuring {} side by side with pld", names.join(", "));
+            }
+            let mut best_mpi = vec![Vec::new(); mpis.len()];
+            measure_mpis(&mpis, &config, &sizes, &args, &mut best_mpi)?;
             let mut best = measured.rows;
             for _ in 1..args.repeat.max(1) {
                 keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);
-                keep_best(&mut best_mpi, mpi::run(&config, &sizes, args.harness.as_deref())?);
+                measure_mpis(&mpis, &config, &sizes, &args, &mut best_mpi)?;
             }
-            (best, Some(Baseline { column: "mpi", name: "Open MPI", rows: best_mpi }))
+            let baseline = if which == "mpi" {
+                let mpi = &mpis[0];
+                Baseline::single("mpi", mpi.name.clone(), best_mpi.remove(0))
+            } else {
+                Baseline::best_of(mpis.iter().map(|m| m.short.clone()).zip(best_mpi).collect())
+            };
+            (best, Some(baseline))
         }
         Some("unchecked") => {
             let unchecked = measure::Config { check_calls: false, ..config };
@@ -285,11 +335,7 @@ fn main() -> Result<()> {
                 keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);
                 keep_best(&mut best_unchecked, measure::sweep(&unchecked, &sizes)?.rows);
             }
-            let rows = best_unchecked
-                .iter()
-                .map(|r| BaselineRow { bytes: r.bytes, time_us: r.time_us, busbw: r.busbw, wrong: r.wrong as u64 })
-                .collect();
-            (best, Some(Baseline { column: "unchecked", name: "pld unchecked", rows }))
+            (best, Some(Baseline::single("unchecked", "pld unchecked", pld_rows(&best_unchecked))))
         }
         Some("world") => {
             // The same calls on a world as large as the group, alternating with the group's.
@@ -300,13 +346,9 @@ fn main() -> Result<()> {
                 keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);
                 keep_best(&mut best_alone, measure::sweep(&alone, &sizes)?.rows);
             }
-            let rows = best_alone
-                .iter()
-                .map(|r| BaselineRow { bytes: r.bytes, time_us: r.time_us, busbw: r.busbw, wrong: r.wrong as u64 })
-                .collect();
-            (best, Some(Baseline { column: "world", name: "a world of the group's size", rows }))
+            (best, Some(Baseline::single("world", "a world of the group's size", pld_rows(&best_alone))))
         }
-        Some(other) => bail!("unknown baseline `{other}` (`mpi`, `unchecked` or `world`)"),
+        Some(other) => bail!("unknown baseline `{other}` (`mpi`, `all`, `unchecked` or `world`)"),
     };
     if rows.iter().any(|r| r.wrong > 0) {
         bail!("wrong results on rank {} (see #wrong)", measured.rank);
@@ -330,6 +372,19 @@ fn main() -> Result<()> {
         report::plot(path, &config, &rows, baseline.as_ref())?;
     }
     Ok(())
+}
+
+/// pld's own rows as a baseline's (`--baseline unchecked`, `--baseline world`).
+fn pld_rows(rows: &[measure::Row]) -> Vec<BaselineRow> {
+    rows.iter()
+        .map(|r| BaselineRow {
+            bytes: r.bytes,
+            time_us: r.time_us,
+            busbw: r.busbw,
+            wrong: r.wrong as u64,
+            source: String::new(),
+        })
+        .collect()
 }
 
 /// A short tag of a path, so harness binaries built from different sources do not collide.

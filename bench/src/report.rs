@@ -82,10 +82,21 @@ pub fn header(config: &Config, baseline: Option<&Baseline>) -> String {
         "size(B)", "count", "type", "redop", "root", "time(us)", "algbw", "busbw", "#wrong"
     );
     if let Some(b) = baseline {
+        for (short, _) in &b.each {
+            let _ = write!(out, " {:>10}", format!("{short}(us)"));
+        }
         let (time, busbw) = (format!("{} time(us)", b.column), format!("{} busbw", b.column));
         let _ = write!(out, " {time:>12} {busbw:>10} {:>7}", "ratio");
+        if !b.each.is_empty() {
+            let _ = write!(out, "  fastest MPI");
+        }
     }
     out
+}
+
+/// One MPI's time at `bytes`, as a table cell.
+fn time_cell(rows: &[BaselineRow], bytes: usize) -> String {
+    rows.iter().find(|m| m.bytes == bytes).map_or_else(|| "-".into(), |m| format!("{:.2}", m.time_us))
 }
 
 /// One size's line of the table.
@@ -102,11 +113,17 @@ pub fn row_line(config: &Config, r: &Row, baseline: Option<&Baseline>) -> String
         r.busbw,
         r.wrong
     );
-    if baseline.is_some() {
+    if let Some(b) = baseline {
+        for (_, rows) in &b.each {
+            let _ = write!(line, " {:>10}", time_cell(rows, r.bytes));
+        }
         match baseline_for(baseline, r.bytes) {
             Some(m) => {
                 let ratio = if m.time_us > 0.0 { m.time_us / r.time_us } else { 0.0 };
                 let _ = write!(line, " {:>12.2} {:>10.3} {:>6.2}x", m.time_us, m.busbw, ratio);
+                if !b.each.is_empty() {
+                    let _ = write!(line, "  {}", m.source);
+                }
             }
             None => line.push_str("            -          -       -"),
         }
@@ -136,17 +153,33 @@ pub fn print(config: &Config, rows: &[Row], baseline: Option<&Baseline>) {
 }
 
 pub fn csv(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baseline>) -> Result<()> {
-    let column = baseline.map_or("baseline", |b| b.column);
-    let mut out = format!(
-        "collective,nranks,dtype,bytes,count,time_us,algbw_gbs,busbw_gbs,wrong,\
-         {column}_time_us,{column}_busbw_gbs,{column}_wrong\n",
-    );
+    let column = baseline.map_or("baseline", |b| b.column.as_str());
+    let each = baseline.map_or(&[][..], |b| &b.each[..]);
+    let mut out = String::from("collective,nranks,dtype,bytes,count,time_us,algbw_gbs,busbw_gbs,wrong,");
+    for (short, _) in each {
+        let _ = write!(out, "{short}_time_us,");
+    }
+    let _ = write!(out, "{column}_time_us,{column}_busbw_gbs,{column}_wrong");
+    out.push_str(if each.is_empty() { "\n" } else { ",fastest\n" });
     for r in rows {
         let (mt, mb, mw) = baseline_for(baseline, r.bytes)
             .map_or_else(Default::default, |m| (m.time_us.to_string(), m.busbw.to_string(), m.wrong.to_string()));
+        let mut each_cells = String::new();
+        for (_, theirs) in each {
+            let _ = write!(
+                each_cells,
+                "{},",
+                theirs.iter().find(|m| m.bytes == r.bytes).map_or(String::new(), |m| m.time_us.to_string())
+            );
+        }
+        let fastest = match (each.is_empty(), baseline_for(baseline, r.bytes)) {
+            (false, Some(m)) => format!(",\"{}\"", m.source),
+            (false, None) => ",".into(),
+            (true, _) => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{:.3},{:.4},{:.4},{},{mt},{mb},{mw}",
+            "{},{},{},{},{},{:.3},{:.4},{:.4},{},{each_cells}{mt},{mb},{mw}{fastest}",
             crate::bench_name(config.coll),
             config.nranks,
             config.dtype,
@@ -169,7 +202,9 @@ pub fn plot(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baseli
     let max_bw = rows
         .iter()
         .map(|r| r.busbw)
-        .chain(baseline.into_iter().flat_map(|b| &b.rows).map(|m| m.busbw))
+        .chain(
+            baseline.into_iter().flat_map(|b| b.rows.iter().chain(b.each.iter().flat_map(|(_, r)| r))).map(|m| m.busbw),
+        )
         .fold(0.0f64, f64::max)
         .max(0.001)
         * 1.1;
@@ -197,13 +232,25 @@ pub fn plot(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baseli
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
     chart.draw_series(pld.iter().map(|&p| Circle::new(p, 3, BLUE.filled()))).map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(b) = baseline {
-        let mpi: Vec<(f64, f64)> = b.rows.iter().map(|m| (m.bytes.max(1) as f64, m.busbw)).collect();
-        chart
-            .draw_series(LineSeries::new(mpi.clone(), RED.stroke_width(2)))
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-            .label(b.name)
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
-        chart.draw_series(mpi.iter().map(|&p| Circle::new(p, 3, RED.filled()))).map_err(|e| anyhow::anyhow!("{e}"))?;
+        // One line per MPI with `--baseline all`, else the one baseline.
+        let lines: Vec<(&str, &[BaselineRow])> = if b.each.is_empty() {
+            vec![(b.name.as_str(), &b.rows[..])]
+        } else {
+            b.each.iter().map(|(short, rows)| (short.as_str(), &rows[..])).collect()
+        };
+        let colors = [RED, GREEN, MAGENTA, CYAN, BLACK];
+        for ((name, rows), color) in lines.into_iter().zip(colors.iter().cycle()) {
+            let points: Vec<(f64, f64)> = rows.iter().map(|m| (m.bytes.max(1) as f64, m.busbw)).collect();
+            let style = color.stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(points.clone(), style))
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
     }
     chart
         .configure_series_labels()
