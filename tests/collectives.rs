@@ -1,5 +1,5 @@
 //! End-to-end tests of the seven collectives on the local launcher: every op and dtype, rank
-//! counts {1, 2, 3, 4, 5, 8}, element counts {1, 7, 255, 256, 257, 4097, 65537, 2^20}, roots
+//! counts {1, 2, 3, 4, 5, 8} (all_reduce, with `mode = auto`, 1 to 8; avg and premul_sum 1 to 8), element counts {1, 7, 255, 256, 257, 4097, 65537, 2^20}, roots
 //! {0, middle, last}; three back-to-back rounds with distinct inputs on one signal, which must
 //! be all zero after every call. The full cross product is sampled (cycling the axes against
 //! each other) so every axis value is covered while the suite stays quick on 2 cores.
@@ -46,7 +46,7 @@ fn all_reduce_every_mode_op_and_dtype() {
     for mode in AllReduceMode::ALL {
         for op in ReduceOp::ALL {
             for dtype in DType::ALL {
-                let (nranks, count) = (RANKS[j % RANKS.len()], COUNTS[j % (COUNTS.len() - 1)]);
+                let (nranks, count) = (ALL_RANKS[j % ALL_RANKS.len()], COUNTS[j % (COUNTS.len() - 1)]);
                 with_dtype!(dtype, all_reduce_case(nranks, count, mode, op));
                 j += 1;
             }
@@ -420,54 +420,92 @@ fn large_copies_land_exactly_at_odd_sizes() {
     two_shot_case::<f32>(2, (3 << 20) + 5, ReduceOp::Sum);
 }
 
-/// Rank r's input for `op = avg` at element i: its mean over the ranks is exact in every dtype
-/// (n * (i % 3) for signed types, n * (i % 3) + n - 1 for unsigned ones; every sum fits i8 and
-/// u8 up to 7 ranks; fp8 means are 1 or 2, so every input, at most 6 away, is exact too).
-fn avg_input<T: TestElem>(n: usize, r: usize, i: usize) -> T {
-    let base = avg_base::<T>(n, i);
+/// Rank r's input for `op = avg` at element i in round k: its mean over the ranks is exact in
+/// every dtype (n * m for signed types, n * m + n - 1 for unsigned ones, m turning with i and k;
+/// m is 0 or 1 in i8, so every partial sum of 8 ranks fits; fp8 means are 1 or 2, so every
+/// input, at most 7 away, is exact too).
+fn avg_input<T: TestElem>(n: usize, r: usize, i: usize, k: usize) -> T {
+    let base = avg_base::<T>(n, i, k);
     let v = if T::SIGNED { base + 2 * r as i64 - (n as i64 - 1) } else { base + 2 * r as i64 };
     T::from_i64(v)
 }
 
-fn avg_base<T: TestElem>(n: usize, i: usize) -> i64 {
-    if T::DTYPE.is_fp8() { (i % 2 + 1) as i64 } else { (n * (i % 3)) as i64 }
+fn avg_base<T: TestElem>(n: usize, i: usize, k: usize) -> i64 {
+    let m = if T::DTYPE == DType::I8 { (i + k) % 2 } else { (i + k) % 3 };
+    if T::DTYPE.is_fp8() { ((i + k) % 2 + 1) as i64 } else { (n * m) as i64 }
 }
 
-fn avg_mean<T: TestElem>(n: usize, i: usize) -> T {
-    let base = avg_base::<T>(n, i);
+fn avg_mean<T: TestElem>(n: usize, i: usize, k: usize) -> T {
+    let base = avg_base::<T>(n, i, k);
     T::from_i64(if T::SIGNED { base } else { base + n as i64 - 1 })
 }
 
+/// `op = avg` in every all_reduce mode, reduce_scatter and reduce (non-roots untouched), three
+/// rounds of distinct inputs; then over a group of the world's ranks, which divides by its own
+/// size.
 fn avg_case<T: TestElem>(nranks: usize, count: usize) {
     let world = World::local(nranks).unwrap();
     let host = world.host().unwrap();
     let data = host.window::<T>("data", [count]).unwrap();
     let rows = host.window::<T>("rows", [nranks, count]).unwrap();
-    let mean: Vec<T> = (0..count).map(|i| avg_mean::<T>(nranks, i)).collect();
-    for mode in AllReduceMode::ALL {
-        for r in 0..nranks {
-            host.write(&data, r, &(0..count).map(|i| avg_input::<T>(nranks, r, i)).collect::<Vec<_>>()).unwrap();
+    let input = |r: usize, k: usize| (0..count).map(|i| avg_input::<T>(nranks, r, i, k)).collect::<Vec<_>>();
+    for k in 0..ROUNDS {
+        let ctx = format!("avg {} x{count} on {nranks} ranks, round {k}", T::DTYPE);
+        let mean: Vec<T> = (0..count).map(|i| avg_mean::<T>(nranks, i, k)).collect();
+        for mode in AllReduceMode::ALL {
+            for r in 0..nranks {
+                host.write(&data, r, &input(r, k)).unwrap();
+            }
+            host.all_reduce(&data, AllReduce::mesh().mode(mode).op(ReduceOp::Avg)).unwrap();
+            for r in 0..nranks {
+                assert_same(&host.read(&data, r).unwrap(), &mean, &format!("{ctx}: all_reduce {mode:?}, rank {r}"));
+            }
         }
-        host.all_reduce(&data, AllReduce::mesh().mode(mode).op(ReduceOp::Avg)).unwrap();
         for r in 0..nranks {
-            assert_same(&host.read(&data, r).unwrap(), &mean, &format!("avg {mode:?} {} x{count}, rank {r}", T::DTYPE));
+            let all: Vec<T> = (0..nranks * count).map(|i| avg_input::<T>(nranks, r, i % count, k)).collect();
+            host.write(&rows, r, &all).unwrap();
+        }
+        host.reduce_scatter(&rows, ReduceScatter::new().op(ReduceOp::Avg)).unwrap();
+        for r in 0..nranks {
+            let found = host.read(&rows, r).unwrap();
+            assert_same(&found[r * count..(r + 1) * count], &mean, &format!("{ctx}: reduce_scatter, rank {r}"));
+        }
+        let root = (k + 1) % nranks;
+        for r in 0..nranks {
+            host.write(&data, r, &input(r, k)).unwrap();
+        }
+        host.reduce(&data, pld::Reduce::root(root as i64).op(ReduceOp::Avg)).unwrap();
+        for r in 0..nranks {
+            let expected = if r == root { mean.clone() } else { input(r, k) };
+            assert_same(&host.read(&data, r).unwrap(), &expected, &format!("{ctx}: reduce to {root}, rank {r}"));
         }
     }
-    for r in 0..nranks {
-        let input: Vec<T> = (0..nranks * count).map(|i| avg_input::<T>(nranks, r, i % count)).collect();
-        host.write(&rows, r, &input).unwrap();
+    // The odd ranks, last first: their mean is exact for a group of their size too.
+    let members: Vec<usize> = (0..nranks).rev().filter(|r| r % 2 == 1).collect();
+    if members.is_empty() {
+        return;
     }
-    host.reduce_scatter(&rows, ReduceScatter::new().op(ReduceOp::Avg)).unwrap();
+    let g = members.len();
+    let group = host.group(&members).unwrap();
     for r in 0..nranks {
-        let found = host.read(&rows, r).unwrap();
-        assert_same(&found[r * count..(r + 1) * count], &mean, &format!("avg reduce_scatter {}, rank {r}", T::DTYPE));
+        let value = match members.iter().position(|&m| m == r) {
+            Some(i) => (0..count).map(|e| avg_input::<T>(g, i, e, 0)).collect(),
+            None => vec![T::from_i64(3); count],
+        };
+        host.write(&data, r, &value).unwrap();
+    }
+    host.all_reduce(&data, AllReduce::mesh().op(ReduceOp::Avg).group(&group)).unwrap();
+    let mean: Vec<T> = (0..count).map(|i| avg_mean::<T>(g, i, 0)).collect();
+    for r in 0..nranks {
+        let expected = if members.contains(&r) { mean.clone() } else { vec![T::from_i64(3); count] };
+        assert_same(&host.read(&data, r).unwrap(), &expected, &format!("avg over group {members:?}, rank {r}"));
     }
 }
 
 #[test]
 fn avg_is_the_sum_divided_once_by_the_rank_count() {
     for (j, dtype) in DType::ALL.into_iter().enumerate() {
-        for nranks in [1, 2, 3, 4, 7] {
+        for nranks in ALL_RANKS {
             with_dtype!(dtype, avg_case(nranks, [5, 3000, 70_000][(j + nranks) % 3]));
         }
     }
@@ -516,12 +554,19 @@ fn avg_and_sum_on_different_ranks_are_a_mismatch() {
 }
 
 /// `premul_sum`: each rank's own scalar (per-rank hosts), exact values (powers of two times
-/// small integers), every dtype; reduce_scatter's other rows and reduce's non-roots come back
-/// exactly as they were.
+/// small integers), every dtype, three rounds of distinct inputs and scalars; reduce_scatter's
+/// other rows and reduce's non-roots come back exactly as they were.
 fn premul_case<T: TestElem>(nranks: usize, count: usize) {
     let world = World::local(nranks).unwrap();
-    let scalar = |r: usize| [2.0, -1.0, 4.0, 1.0, 3.0, -2.0, 1.0, 2.0][r % 8];
-    let input = |r: usize, i: usize| T::from_i64(((r + i) % 4) as i64);
+    for round in 0..ROUNDS {
+        premul_round::<T>(&world, count, round);
+    }
+}
+
+fn premul_round<T: TestElem>(world: &World, count: usize, round: usize) {
+    let nranks = world.nranks();
+    let scalar = |r: usize| [2.0, -1.0, 4.0, 1.0, 3.0, -2.0, 1.0, 2.0][(r + round) % 8];
+    let input = |r: usize, i: usize| T::from_i64(((r + i + round) % 4) as i64);
     let expected: Vec<T> = (0..count)
         .map(|i| {
             let scaled: Vec<T> = (0..nranks).map(|r| T::premultiply(input(r, i), scalar(r))).collect();
@@ -537,7 +582,7 @@ fn premul_case<T: TestElem>(nranks: usize, count: usize) {
             host.all_reduce(&data, AllReduce::mesh().premul_sum(scalar(r)))?;
             let all_reduced = host.read(&data, r)?;
             host.write(&data, r, &mine)?;
-            host.reduce(&data, pld::Reduce::root(nranks as i64 - 1).premul_sum(scalar(r)))?;
+            host.reduce(&data, pld::Reduce::root(((nranks - 1 + round) % nranks) as i64).premul_sum(scalar(r)))?;
             let reduced = host.read(&data, r)?;
             let rows = host.window::<T>("rows", [nranks, count])?;
             let all_rows: Vec<T> = (0..nranks).flat_map(|_| mine.clone()).collect();
@@ -548,9 +593,9 @@ fn premul_case<T: TestElem>(nranks: usize, count: usize) {
         .unwrap();
     for (r, result) in results.into_iter().enumerate() {
         let (mine, all_reduced, reduced, rows) = result.unwrap();
-        let ctx = format!("premul_sum {} x{count} on {nranks} ranks, rank {r}", T::DTYPE);
+        let ctx = format!("premul_sum {} x{count} on {nranks} ranks, round {round}, rank {r}", T::DTYPE);
         assert_same(&all_reduced, &expected, &format!("{ctx}: all_reduce"));
-        let root = nranks - 1;
+        let root = (nranks - 1 + round) % nranks;
         assert_same(&reduced, if r == root { &expected } else { &mine }, &format!("{ctx}: reduce"));
         for p in 0..nranks {
             let row = &rows[p * count..(p + 1) * count];
@@ -562,7 +607,7 @@ fn premul_case<T: TestElem>(nranks: usize, count: usize) {
 #[test]
 fn premul_sum_scales_each_rank_by_its_own_scalar() {
     for (j, dtype) in DType::ALL.into_iter().enumerate() {
-        for nranks in [1, 2, 3, 4] {
+        for nranks in ALL_RANKS {
             with_dtype!(dtype, premul_case(nranks, [3, 2000, 40_000][(j + nranks) % 3]));
         }
     }

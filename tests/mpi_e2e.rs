@@ -40,7 +40,11 @@ fn main() {
         DType::F16,
         DType::F8E4M3,
         DType::F8E5M2,
+        DType::I8,
+        DType::U32,
+        DType::U64,
     ];
+    assert_eq!(dtypes.len(), DType::ALL.len(), "every dtype crosses processes");
     for (i, dtype) in dtypes.into_iter().enumerate() {
         if i == 3
             && let Some(fail) = fail_rank
@@ -51,7 +55,7 @@ fn main() {
         for count in [0, 1, 1000, 70_000] {
             let op = ReduceOp::ALL[(i + count) % ReduceOp::ALL.len()];
             seed += 1;
-            for mode in [AllReduceMode::Mesh, AllReduceMode::Ring] {
+            for mode in AllReduceMode::ALL {
                 with_dtype!(dtype, all_reduce(&host, count, op, mode, seed));
             }
             with_dtype!(dtype, reduce_scatter(&host, count / n, op, seed));
@@ -68,7 +72,7 @@ fn main() {
             let rows: Vec<usize> = (0..n).map(|s| (s * 3 + i) % (max_rows + 1)).collect();
             with_dtype!(dtype, all_gather_v(&host, max_rows, 5, &rows, seed));
             with_dtype!(dtype, ring_exchange(&host, count, 2, seed));
-            calls += 13;
+            calls += 11 + AllReduceMode::ALL.len();
         }
     }
     host.barrier(pld::Opts::new()).expect("a final barrier");

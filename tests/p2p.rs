@@ -220,6 +220,31 @@ fn a_send_without_its_receive_ends_at_the_deadline_naming_the_receiver() {
     common::checks::ring_exchange::<u8>(&host, 16, 2, 5);
 }
 
+/// With a host per rank (as every MPI process runs), the rank whose partner never takes its
+/// message fails naming both sides, and so does the partner: a section fails as a whole, with
+/// that root cause.
+#[test]
+fn a_send_without_its_receive_fails_on_both_ranks_naming_both_sides() {
+    let world = two_ranks(300);
+    let results = world
+        .spmd(|host| {
+            let out = host.window::<i32>("out", [4])?;
+            if host.rank() == Some(0) {
+                host.send(&out, SendTo::rank(1))?;
+            }
+            host.sync()
+        })
+        .unwrap();
+    for (rank, result) in results.iter().enumerate() {
+        let err = result.as_ref().unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, Error::Unmatched { rank: 0, peer: 1, .. }), "rank {rank}: {message}");
+        assert!(message.contains("rank 1 never received message #1 from rank 0"), "rank {rank}: {message}");
+    }
+    let host = world.host().unwrap();
+    common::checks::ring_exchange::<i32>(&host, 4, 2, 9);
+}
+
 #[test]
 fn a_receive_without_its_send_ends_at_the_deadline_naming_the_sender() {
     let world = two_ranks(300);

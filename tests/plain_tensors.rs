@@ -60,6 +60,97 @@ mod tensors {
     }
 }
 
+/// The other collectives on tensors: the block collectives (reduce_scatter, all_gather_v), the
+/// rooted ones (gather into a tensor a scatter then reads) and a group.
+#[pld::program]
+mod more_tensors {
+    use pld::Tensor;
+
+    /// reduce_scatter of `[n, n, k]` rows, then gather `local` into `gathered` at `root` and
+    /// scatter it back out into `mine`.
+    #[pld::host]
+    pub fn blocks_and_roots(
+        rows: &mut Tensor<i32>,
+        local: &Tensor<i32>,
+        gathered: &mut Tensor<i32>,
+        mine: &mut Tensor<i32>,
+        root: usize,
+    ) {
+        reduce_scatter!(rows, op = max);
+        gather!(local, gathered, root = root);
+        scatter!(gathered, mine, root = root);
+    }
+
+    /// all_gather_v of up to 2 rows each, the counts learned into `counts`.
+    #[pld::host]
+    pub fn varying(local: &Tensor<f64>, target: &mut Tensor<f64>, counts: &mut Tensor<i32>) {
+        all_gather_v!(local, target, counts);
+    }
+
+    /// all_reduce over the group {2, 0}: the other ranks' rows stay as they were.
+    #[pld::host]
+    pub fn in_group(t: &mut Tensor<u8>) {
+        all_reduce!(t, group = [2, 0]);
+    }
+}
+
+#[test]
+fn every_kind_of_collective_takes_tensors() {
+    for n in 1..=5 {
+        let world = World::local(n).unwrap();
+        let program = more_tensors::load(&world).unwrap();
+        let k = 3;
+        let mut rows = Tensor::<i32>::from_fn([n, n, k], |[r, p, i]| (r * 7 + p * 3 + i) as i32);
+        let before = rows.clone();
+        let local = Tensor::<i32>::from_fn([n, k], |[r, i]| (100 * r + i) as i32);
+        let mut gathered = Tensor::<i32>::from_fn([n, n, k], |_| -1);
+        let mut mine = Tensor::<i32>::zeros([n, k]);
+        let root = n.div_ceil(2) % n; // the middle rank, or 0 alone
+        program.blocks_and_roots(&mut rows, &local, &mut gathered, &mut mine, root).unwrap();
+        for r in 0..n {
+            let mut want = before.row(r).to_vec();
+            for i in 0..k {
+                want[r * k + i] = ((n - 1) * 7 + r * 3 + i) as i32;
+            }
+            assert_eq!(rows.row(r), want.as_slice(), "{n} ranks: reduce_scatter on rank {r}");
+            let gathered_want: Vec<i32> = if r == root { local.as_slice().to_vec() } else { vec![-1; n * k] };
+            assert_eq!(gathered.row(r), gathered_want.as_slice(), "{n} ranks: gather on rank {r}");
+            assert_eq!(mine.row(r), local.row(r), "{n} ranks: scatter on rank {r}");
+        }
+
+        let sent = |r: usize| r % 3;
+        let local = Tensor::<f64>::from_fn([n, 2, k], |[r, j, i]| (r * 10 + j * 3 + i) as f64 + 0.5);
+        let mut target = Tensor::<f64>::from_fn([n, 2 * n, k], |_| -2.0);
+        let mut counts = Tensor::<i32>::from_fn([n, n], |[r, p]| if r == p { sent(r) as i32 } else { -1 });
+        program.varying(&local, &mut target, &mut counts).unwrap();
+        for r in 0..n {
+            let want: Vec<f64> = (0..n)
+                .flat_map(|p| {
+                    let block = local.row(p);
+                    (0..2 * k).map(move |e| if e < sent(p) * k { block[e] } else { -2.0 })
+                })
+                .collect();
+            assert_eq!(target.row(r), want.as_slice(), "{n} ranks: all_gather_v on rank {r}");
+            let counts_want: Vec<i32> = (0..n).map(|p| sent(p) as i32).collect();
+            assert_eq!(counts.row(r), counts_want.as_slice(), "{n} ranks: counts learned on rank {r}");
+        }
+
+        if n >= 3 {
+            let mut t = Tensor::<u8>::from_fn([n, 2], |[r, i]| (r * 10 + i) as u8);
+            let start = t.clone();
+            program.in_group(&mut t).unwrap();
+            for r in 0..n {
+                let want: Vec<u8> = if r == 0 || r == 2 {
+                    (0..2).map(|i| start.row(0)[i] + start.row(2)[i]).collect()
+                } else {
+                    start.row(r).to_vec()
+                };
+                assert_eq!(t.row(r), want.as_slice(), "{n} ranks: group all_reduce on rank {r}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_tensor_operand_is_the_window_form_without_the_staging() {
     for n in [1, 2, 3, 4] {

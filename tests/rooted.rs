@@ -11,9 +11,6 @@ use pld::{DType, Reduce, ReduceOp, Rooted, World};
 
 const ROUNDS: usize = 3;
 
-/// Rank counts 1 to 8.
-const ALL_RANKS: [usize; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
-
 /// First, middle and last rank.
 fn roots(nranks: usize) -> Vec<usize> {
     let mut roots = vec![0, nranks / 2, nranks - 1];

@@ -120,6 +120,12 @@ impl WindowRole {
             WindowRole::Message => "window",
         }
     }
+
+    /// Whether the collective writes this operand: its target, and the counts all_gather_v
+    /// and all_to_all_v fill in (a host tensor in such a place is copied back after the call).
+    pub const fn is_written(self) -> bool {
+        matches!(self, WindowRole::Target | WindowRole::RecvCounts | WindowRole::Counts)
+    }
 }
 
 /// One row of the contract table.

@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, ExprMacro, FnArg, Ident, Local, Macro, Pat, ReturnType, Stmt};
 
-use pld_model::{AllReduceMode, Collective, ReduceOp, WindowRole};
+use pld_model::{AllReduceMode, Collective, ReduceOp};
 
 use crate::alloc::{WindowArgs, stage_args};
 use crate::call::{CollectiveCall, NRanks, parse_call};
@@ -494,7 +494,7 @@ impl Expand<'_> {
             let Expr::Path(path) = &*operand else { continue };
             let Some(ident) = path.path.get_ident() else { continue };
             let Some((_, binding)) = tensors.iter().find(|(n, _)| n == ident) else { continue };
-            let writes = matches!(role, WindowRole::Target);
+            let writes = role.is_written();
             let dsl = paths::at(ident.span(), paths::dsl());
             let staged = format_ident!("__pld_staged_{i}", span = ident.span());
             let name = ident.to_string();

@@ -259,6 +259,24 @@ fn premul_sum() {
 }
 
 #[test]
+fn avg_and_auto() {
+    check(
+        quote! {
+            mod demo {
+                #[pld::host]
+                pub fn run() {
+                    let data = window!(f32, [64]);
+                    all_reduce!(data, op = avg, mode = auto);
+                    let rows = window!(i32, [4, 16]);
+                    reduce_scatter!(rows, op = avg);
+                }
+            }
+        },
+        expect_file!["snapshots/avg_and_auto.rs"],
+    );
+}
+
+#[test]
 fn send_recv() {
     // No signal is hoisted: messages travel through the runtime's point-to-point area.
     check(

@@ -318,7 +318,7 @@ fn typed_reduced<T: TestElem>(op: ReduceOp, g: usize, round: usize, n: usize) ->
         .collect()
 }
 
-/// The calls that take an op or carry any dtype (all_reduce in both modes, reduce_scatter and
+/// The calls that take an op or carry any dtype (all_reduce in every mode, reduce_scatter and
 /// reduce with `op`; gather, scatter, all_gather_v and a send/recv ring moving `T`) over `set`,
 /// three rounds, `count` elements (`0` rows are not a case here: `count >= 1`).
 fn typed_collectives<T: TestElem>(host: &Host<'_>, set: &impl GroupSet, op: ReduceOp, count: usize, what: &str) {
@@ -326,7 +326,7 @@ fn typed_collectives<T: TestElem>(host: &Host<'_>, set: &impl GroupSet, op: Redu
     let g = groups[0].size();
     let what = format!("{what}, {} {op} x{count}", T::DTYPE);
     for round in 0..3 {
-        for mode in [AllReduceMode::Mesh, AllReduceMode::Ring] {
+        for mode in AllReduceMode::ALL {
             let w = host.window::<T>("t_data", [count]).unwrap();
             stage(host, &w, groups, |i| typed_input(op, i, round, count));
             let opts = AllReduce::mesh().mode(mode);

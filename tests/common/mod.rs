@@ -32,6 +32,8 @@ use pld::{Element, Host, ReduceOp, Window, bf16, f8e4m3, f8e5m2, f16};
 
 /// The axes every collective is exercised over.
 pub const RANKS: [usize; 6] = [1, 2, 3, 4, 5, 8];
+/// Every rank count from 1 to 8, for the sweeps that cycle rank counts against other axes.
+pub const ALL_RANKS: [usize; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 pub const COUNTS: [usize; 8] = [1, 7, 255, 256, 257, 4097, 65537, 1 << 20];
 
 /// An element type the tests can make exact values of and reduce on the host.
