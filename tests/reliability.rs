@@ -370,3 +370,53 @@ fn once_a_host_s_work_failed_every_later_call_on_it_fails_until_it_is_dropped() 
     }
     assert_usable(&world);
 }
+
+/// A broadcast's and a scatter's root post their data and leave; a rank that took itself for
+/// the root too never waits for the real one, so neither side's message is ever taken. The
+/// runtime finds that at the sync after the call (a program's last call is checked too), and
+/// the root's kernel finds it when it next uses the slot (here, a later agreed broadcast):
+/// either way an error on every rank naming both sides.
+#[test]
+fn two_ranks_that_both_take_themselves_for_the_root_are_a_mismatch() {
+    type Call = fn(&pld::Host<'_>, i64) -> pld::Result<()>;
+    let cases: [(&str, Call); 2] = [
+        ("broadcast", |h, root| h.broadcast(&h.window::<u8>("d", [8])?, Broadcast::root(root))),
+        ("scatter", |h, root| {
+            let n = h.nranks();
+            h.scatter(&h.window::<i32>("rows", [n, 4])?, &h.window::<i32>("mine", [4])?, pld::Rooted::root(root))
+        }),
+    ];
+    let world = world(3, LONG);
+    for (what, call) in cases {
+        for later_calls in [0, 12] {
+            let started = Instant::now();
+            let results = world
+                .spmd(|host| {
+                    // Ranks 0 and 2 each take themselves for the root; rank 1 follows rank 0.
+                    let me = host.rank().unwrap() as i64;
+                    call(host, if me == 2 { 2 } else { 0 })?;
+                    for _ in 0..later_calls {
+                        call(host, 0)?;
+                    }
+                    host.sync()
+                })
+                .unwrap();
+            assert!(started.elapsed() < LONG / 4, "{what}: reported at once, not at the deadline");
+            for (rank, result) in results.iter().enumerate() {
+                let Err(err) = result else { panic!("{what}, {later_calls} later calls: rank {rank} succeeded") };
+                let message = err.to_string();
+                assert!(matches!(err, Error::MismatchedCall { .. }), "{what}: rank {rank}: {message}");
+                assert!(message.contains("root = 0"), "{what}: rank {rank}: {message}");
+                // Right after the call the other side's board still shows its call; calls later
+                // it may no longer, and the error says what is known.
+                let named = message.contains("root = 2");
+                assert!(
+                    named || (later_calls > 0 && message.contains("that never took rank")),
+                    "{what}, {later_calls} later calls: rank {rank}: {message}"
+                );
+                assert!(message.contains("passed by without taking it"), "{what}: rank {rank}: {message}");
+            }
+        }
+    }
+    assert_usable(&world);
+}

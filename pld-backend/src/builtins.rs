@@ -493,13 +493,6 @@ static inline int32_t pld_collect_peer(pld_ctx *c, const pld_coll_args *a) {
     return pld_settle(c, a, root, 1);
 }
 
-/* The message form of a collect's acknowledgement: an empty message from the root to every
- * peer, so a peer that disagrees on the call (root, size, op) is caught on both sides. */
-static inline int32_t pld_collect_acknowledge(pld_ctx *c, const pld_coll_args *a) {
-    for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_send_to(c, a, (a->root + i) % c->nranks, NULL, 0));
-    return PLD_OK;
-}
-
 /* The root's side when it opens the call to its peers (scatter's input may be read, gather's
  * target written): credit every peer, then wait for each one's credit back, checking its call. */
 static inline int32_t pld_root_open(pld_ctx *c, const pld_coll_args *a) {
@@ -529,10 +522,10 @@ static inline int32_t pld_release_root(pld_ctx *c, const pld_coll_args *a) {
 
 /// Reduce to the root: the root's target becomes the reduction of every rank's, in rank order
 /// (the bits of all_reduce); the other ranks' targets are only read. A payload that fits an LL
-/// slot travels as a message from every peer to the root, which reduces what arrives and
-/// acknowledges with an empty message; a larger one is read by the root tile by tile between
-/// the collect handshake's credits (the reduced tile replaces the root's own in place: tiles are
-/// disjoint, so a later tile still reads the root's input).
+/// slot travels as a message from every peer to the root, which checks and reduces what arrives
+/// (each peer leaves once its message is out, as gather's do); a larger one is read by the root
+/// tile by tile between the collect handshake's credits (the reduced tile replaces the root's
+/// own in place: tiles are disjoint, so a later tile still reads the root's input).
 fn reduce(op: ReduceOp, dtype: DType) -> String {
     let ty = storage_type(dtype);
     let (reduce, reduce2) = (reduce_helper_name(op, dtype), reduce2_helper_name(op, dtype));
@@ -546,10 +539,7 @@ fn reduce(op: ReduceOp, dtype: DType) -> String {
     if (pld_ll_fits(c, a, bytes)) {{
         const void *x, *y;
         PLD_TRY(pld_publish(c, a));
-        if (r != root) {{
-            PLD_TRY(pld_ll_send_to(c, a, root, target, bytes));
-            return pld_ll_receive(c, a, root, &x);
-        }}
+        if (r != root) return pld_ll_send_to(c, a, root, target, bytes);
         if (c->scratch_bytes < bytes) return PLD_OUT_OF_BOUNDS;
         {ty} *acc = ({ty} *)c->scratch;
 #define PLD_LL_OPERAND(p, out) \
@@ -563,7 +553,7 @@ fn reduce(op: ReduceOp, dtype: DType) -> String {
         }}
 #undef PLD_LL_OPERAND
         memcpy(target, acc, bytes);
-        return pld_collect_acknowledge(c, a);
+        return PLD_OK;
     }}
     if (r != root) return pld_collect_peer(c, a);
     if (c->scratch_bytes < 3 * PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;
@@ -583,7 +573,9 @@ fn reduce(op: ReduceOp, dtype: DType) -> String {
 
 /// Gather to the root: row p of the root's [nranks, row] target receives rank p's local row
 /// (the root's own copied locally); the other ranks' targets are untouched. Rows that
-/// `pld_ll_rows` admits travel as messages to the root, acknowledged by an empty message; larger
+/// `pld_ll_rows` admits travel as messages to the root, and each peer leaves once its row is out
+/// (the root checks every peer's fingerprint on arrival, and waits for each, so a peer that
+/// disagrees is caught there, or by a probe of its board while the root waits for it); larger
 /// ones are written by every peer into the root's target at once, between the root's credit
 /// (its target may be written) and the peer's (done), or, where a peer is reached through the
 /// transport only, pulled by the root between the collect handshake's credits. (The root pulling
@@ -600,16 +592,13 @@ const GATHER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a->
     if (pld_ll_rows(c, a, row)) {
         const void *data;
         PLD_TRY(pld_publish(c, a));
-        if (r != root) {
-            PLD_TRY(pld_ll_send_to(c, a, root, local, row));
-            return pld_ll_receive(c, a, root, &data);
-        }
+        if (r != root) return pld_ll_send_to(c, a, root, local, row);
         for (int32_t i = 1; i < w; ++i) {
             const int32_t p = (root + i) % w;
             PLD_TRY(pld_ll_receive(c, a, p, &data));
             memcpy(target + row * (uint64_t)p, data, row);
         }
-        return pld_collect_acknowledge(c, a);
+        return PLD_OK;
     }
     int push = 1;
     for (int32_t p = 0; p < w; ++p)
@@ -638,9 +627,9 @@ const GATHER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a->
 
 /// Scatter from the root: every rank's target receives row `rank` of the root's [nranks, row]
 /// input (the root's own copied locally); only the root's input is read. Rows that
-/// `pld_ll_rows` admits travel as messages from the root, each peer first sending an empty one
-/// (so a peer that disagrees on the call is caught on both sides); larger ones are pulled by
-/// each peer once the root credits it, and the root leaves when every peer has credited back.
+/// `pld_ll_rows` admits travel as unanswered messages from the root, which leaves once they are
+/// out (checked as broadcast's are: by each peer on arrival, and taken); larger ones are pulled
+/// by each peer once the root credits it, and the root leaves when every peer has credited back.
 const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a->root;
     const uint64_t row = a->row_bytes;
     if (root < 0 || root >= w) return PLD_OUT_OF_BOUNDS;
@@ -655,14 +644,13 @@ const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a-
         if (r == root) {
             for (int32_t i = 1; i < w; ++i) {
                 const int32_t p = (root + i) % w;
-                PLD_TRY(pld_ll_send_to(c, a, p, c->local_base + a->input_off + row * (uint64_t)p, row));
+                PLD_TRY(pld_ll_post(c, a, p, c->local_base + a->input_off + row * (uint64_t)p, row, pld_ll_unanswered(a)));
             }
-            for (int32_t i = 1; i < w; ++i) PLD_TRY(pld_ll_receive(c, a, (root + i) % w, &data));
             return PLD_OK;
         }
-        PLD_TRY(pld_ll_send_to(c, a, root, NULL, 0));
         PLD_TRY(pld_ll_receive(c, a, root, &data));
         memcpy(target, data, row);
+        pld_ll_take(c, a, root);
         return PLD_OK;
     }
     PLD_TRY(pld_publish(c, a));
@@ -783,26 +771,29 @@ const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)arg
     return PLD_OK;
 "#;
 
-/// A buffer that fits an LL slot travels as messages: the root sends it to every peer and waits
-/// for an empty message from each (their fingerprints: a peer that disagrees on the root or the
-/// size is caught on both sides), each peer sends that and copies what the root sent. A larger
-/// one: the root credits every peer once its buffer is ready; each peer copies it, then credits
-/// the root, which leaves only when no peer still reads its buffer.
+/// A buffer that fits an LL slot travels as messages: the root posts it to every peer, unanswered,
+/// and leaves, as MPI's root leaves once its data is out; each peer checks the root's
+/// fingerprint on arrival, copies the data and marks the message taken. A peer that disagrees
+/// on the call is caught by that peer, or (when it did not wait for this root at all) by the root
+/// when it next uses the slot or by the runtime at the next world-wide sync. A larger one: the
+/// root credits every peer once its buffer is ready; each peer copies it, then credits the root,
+/// which leaves only when no peer still reads its buffer.
 const BROADCAST: &str = r#"    const int32_t root = a->root;
     if (c->nranks == 1) return PLD_OK;
     if (root < 0 || root >= c->nranks) return PLD_OUT_OF_BOUNDS;
     if (!pld_in_window(c, a->target_off, a->count)) return PLD_OUT_OF_BOUNDS;
     if (pld_ll_fits(c, a, a->count)) {
         const void *data;
+        PLD_TRY(pld_publish(c, a));
         if (c->rank == root) {
-            PLD_TRY(pld_ll_send(c, a, c->local_base + a->target_off, a->count));
-            for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_receive(c, a, (root + i) % c->nranks, &data));
+            for (int32_t i = 1; i < c->nranks; ++i)
+                PLD_TRY(pld_ll_post(c, a, (root + i) % c->nranks, c->local_base + a->target_off, a->count,
+                                    pld_ll_unanswered(a)));
             return PLD_OK;
         }
-        PLD_TRY(pld_publish(c, a));
-        PLD_TRY(pld_ll_send_to(c, a, root, NULL, 0));
         PLD_TRY(pld_ll_receive(c, a, root, &data));
         memcpy(c->local_base + a->target_off, data, a->count);
+        pld_ll_take(c, a, root);
         return PLD_OK;
     }
     PLD_TRY(pld_publish(c, a));

@@ -163,14 +163,10 @@ pub(crate) fn reduce(op: ReduceOp, dtype: DType) -> String {
     uint8_t *target = c->local_base + a->target_off;
     if (pld_ll_fits(c, a, n)) {{
         PLD_TRY(pld_publish(c, a));
-        if (r != root) {{
-            const void *ack;
-            PLD_TRY(pld_ll_send_to(c, a, root, target, n));
-            return pld_ll_receive(c, a, root, &ack);
-        }}
+        if (r != root) return pld_ll_send_to(c, a, root, target, n);
         if (c->scratch_bytes < 4 * n) return PLD_OUT_OF_BOUNDS;
         float *wide = (float *)c->scratch;
-{ll}        return pld_collect_acknowledge(c, a);
+{ll}        return PLD_OK;
     }}
     if (r != root) return pld_collect_peer(c, a);
     if (c->scratch_bytes < 4 * PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;

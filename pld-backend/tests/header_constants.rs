@@ -1,7 +1,9 @@
 //! The C header repeats a few constants and the LL layout that `pld-model` defines: compile the
 //! header into a small program and check every one against the Rust definition.
 
-use pld_model::{ABI_VERSION, LL_HEADER, LL_SLOTS, LlLayout, P2P_DEPTH_MAX, TILE_BYTES, p2p_area_bytes};
+use pld_model::{
+    ABI_VERSION, LL_HEADER, LL_SLOTS, LL_TAKEN, LL_UNANSWERED, LlLayout, P2P_DEPTH_MAX, TILE_BYTES, p2p_area_bytes,
+};
 
 #[test]
 fn every_constant_and_ll_offset_of_the_header_matches_pld_model() {
@@ -25,6 +27,9 @@ fn every_constant_and_ll_offset_of_the_header_matches_pld_model() {
         ));
     }
     program.push_str("    printf(\"%llu\\n\", (unsigned long long)PLD_P2P_DEPTH_MAX);\n");
+    program.push_str(
+        "    printf(\"%llu %llu\\n\", (unsigned long long)PLD_LL_TAKEN, (unsigned long long)PLD_LL_UNANSWERED);\n",
+    );
     program.push_str("    return 0;\n}\n");
     let source = dir.join("constants.c");
     std::fs::write(&source, program).unwrap();
@@ -48,5 +53,6 @@ fn every_constant_and_ll_offset_of_the_header_matches_pld_model() {
         assert_eq!(lines.next().unwrap(), layout.slot_off(n - 1, 11).to_string(), "slot at {n} ranks");
     }
     assert_eq!(lines.next().unwrap(), P2P_DEPTH_MAX.to_string());
+    assert_eq!(lines.next().unwrap(), format!("{LL_TAKEN} {LL_UNANSWERED}"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -85,7 +85,9 @@ impl Fingerprint {
             KernelKind::AllReduceMesh => args.push("mode = mesh".to_owned()),
             KernelKind::AllReduceTwoShot => args.push("mode = mesh (two-shot)".to_owned()),
             KernelKind::AllReduceRing => args.push("mode = ring".to_owned()),
-            KernelKind::Broadcast => args.push(format!("root = {}", self.root)),
+            KernelKind::Broadcast | KernelKind::Reduce | KernelKind::Gather | KernelKind::Scatter => {
+                args.push(format!("root = {}", self.root))
+            }
             _ => {}
         }
         if let Some(op) = self.op {

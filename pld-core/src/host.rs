@@ -373,7 +373,10 @@ impl<'w> Host<'w> {
             let mut state = self.inline.borrow_mut();
             let state = state.get_or_insert_with(|| RankState::new(rank, shared));
             // Busy while it runs, as a queued task is (see `Shared::busy`).
-            shared.busy.fetch_add(1, Ordering::Relaxed);
+            let counted = shared.tuning.adaptive;
+            if counted {
+                shared.busy.fetch_add(1, Ordering::Relaxed);
+            }
             match what {
                 // A collective's arguments stay borrowed: copying them into a task cost more
                 // than a small collective's transfer.
@@ -382,7 +385,9 @@ impl<'w> Host<'w> {
                     state.run(Task { call: call.clone(), seq, signal, job: Job::Work(work) }, shared)
                 }
             }
-            shared.busy.fetch_sub(1, Ordering::Relaxed);
+            if counted {
+                shared.busy.fetch_sub(1, Ordering::Relaxed);
+            }
             return false;
         }
         let job = match what {

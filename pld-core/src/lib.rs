@@ -39,6 +39,7 @@ mod shared;
 mod spmd;
 mod tensor;
 mod transport;
+mod untaken;
 mod world;
 
 pub use collective::{AllReduce, Broadcast, Common, Opts, RecvFrom, Reduce, ReduceScatter, Rooted, SendTo};

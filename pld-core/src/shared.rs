@@ -9,6 +9,7 @@ use crate::call::SignalCells;
 use crate::comm::Comm;
 use crate::config::Settings;
 use crate::error::Error;
+use crate::fingerprint::describe_words;
 use crate::memory::{Allocation, LlArea, SymmetricHeap};
 use crate::progress::RankProgress;
 use crate::transport::Fabric;
@@ -32,7 +33,8 @@ pub(crate) struct Shared {
     /// This process's ranks with work now (a task queued or running, or a host's call running
     /// inline) and not asleep in a wait: read at every kernel's start and by long spins (see
     /// [`Tuning`]). A heuristic: the steps of its parts may interleave, so it can be off by
-    /// one for a moment.
+    /// one for a moment. Counted only where ranks can outnumber the cores
+    /// ([`Tuning::adaptive`]); zero otherwise.
     pub(crate) busy: AtomicI32,
     /// The point-to-point area (send!/recv!) in every window, and its depth (slots per
     /// direction, [`pld_model::p2p_depth`]; 0: the windows are too small for one).
@@ -156,7 +158,7 @@ impl Shared {
     pub(crate) fn queue_task(&self, rank: usize) {
         let progress = &self.ranks[rank];
         progress.queued.0.fetch_add(1, Ordering::Relaxed);
-        if progress.outstanding.0.fetch_add(1, Ordering::Relaxed) == 0 {
+        if self.tuning.adaptive && progress.outstanding.0.fetch_add(1, Ordering::Relaxed) == 0 {
             self.busy.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -165,7 +167,7 @@ impl Shared {
     /// queues.
     pub(crate) fn finish_task(&self, rank: usize) {
         let progress = &self.ranks[rank];
-        if progress.outstanding.0.fetch_sub(1, Ordering::Relaxed) == 1 {
+        if self.tuning.adaptive && progress.outstanding.0.fetch_sub(1, Ordering::Relaxed) == 1 {
             self.busy.fetch_sub(1, Ordering::Relaxed);
         }
         let finished = progress.finished.0.fetch_add(1, Ordering::SeqCst) + 1;
@@ -257,6 +259,7 @@ impl Shared {
                     self.heap().zero(signal.offset, signal.bytes);
                 }
                 self.reset_point_to_point();
+                self.forget_unanswered();
                 self.abort_flag().store(0, Ordering::SeqCst);
                 Err(error)
             }
@@ -300,6 +303,7 @@ impl Shared {
     /// reader to get past a call it never made.
     pub(crate) fn align_call_numbers(&self) {
         self.reset_point_to_point();
+        self.forget_unanswered();
         let calls = self.ranks.iter().map(|r| r.issued.0.load(Ordering::Relaxed)).max().unwrap_or(0);
         for rank in self.fabric.local.clone() {
             self.ranks[rank].issued.0.store(calls, Ordering::Relaxed);
@@ -317,6 +321,50 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// Runs `f` on the world's communicator and every live group's.
+    fn each_comm(&self, mut f: impl FnMut(&Comm)) {
+        let comms: Vec<Arc<Comm>> = {
+            let mut comms = self.comms.lock().unwrap_or_else(|p| p.into_inner());
+            comms.retain(|c| c.strong_count() > 0);
+            comms.iter().filter_map(std::sync::Weak::upgrade).collect()
+        };
+        f(&self.world);
+        comms.iter().for_each(|c| f(c));
+    }
+
+    /// Records as failures the unanswered messages (a broadcast's, a scatter's) that `ranks`
+    /// sent and whose readers passed them by without taking them (see [`crate::untaken`]).
+    /// Only while `ranks` run no kernel; readers not past the call yet are left for later.
+    pub(crate) fn check_untaken(&self, ranks: std::ops::Range<usize>) {
+        if self.aborted() {
+            return; // a failure is being reported: calls it cut short leave messages untaken
+        }
+        let mut found = Vec::new();
+        self.each_comm(|comm| {
+            for rank in ranks.clone().filter(|r| self.fabric.local.contains(r)) {
+                if let Some(member) = comm.member(rank) {
+                    found.extend(comm.untaken(self.heap(), member));
+                }
+            }
+        });
+        for untaken in found {
+            let call = describe_words(untaken.own);
+            self.record_failure(untaken.sender, untaken.error(call), None);
+        }
+    }
+
+    /// Forgets every unanswered message of this process's ranks (after a failure: the calls it
+    /// cut short may never be taken).
+    fn forget_unanswered(&self) {
+        self.each_comm(|comm| {
+            for rank in self.fabric.local.clone() {
+                if let Some(member) = comm.member(rank) {
+                    comm.forget_unanswered(self.heap(), member);
+                }
+            }
+        });
     }
 
     /// Clears every point-to-point channel of this process's ranks after a failure: a failed

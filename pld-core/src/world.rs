@@ -97,7 +97,10 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     let cores = node_cpus();
     let tuning = Tuning {
         cores,
-        adaptive: fabric.node_ranks == fabric.local.len(),
+        // Counting busy ranks pays only where they can outnumber the cores: the count is one
+        // cache line every host and worker writes, and at 2 ranks on 2 cores its two atomic
+        // updates a call cost more than the rest of the host's work for a small collective.
+        adaptive: fabric.node_ranks == fabric.local.len() && fabric.local.len() > cores,
         crowded: fabric.node_ranks > cores,
         pin_cpus,
         follow_cpus,
@@ -266,6 +269,7 @@ impl World {
     /// signals).
     pub(crate) fn sync(&self) -> Result<()> {
         self.shared.wait_drained(0..self.nranks());
+        self.shared.check_untaken(0..self.nranks());
         self.shared.reset_failures()
     }
 
@@ -274,6 +278,7 @@ impl World {
     /// nothing: other ranks may still be running ([`World::spmd`] resets at its end).
     pub(crate) fn sync_rank(&self, rank: usize) -> Result<()> {
         self.shared.wait_drained(rank..rank + 1);
+        self.shared.check_untaken(rank..rank + 1);
         self.shared.take_rank_failure(rank)
     }
 }

@@ -5,11 +5,18 @@
 //! Layout at the area's offset: `[0, 64)` the rank's `past` cell (u64, read by peers); the
 //! private tables `last_sent[nranks][LL_SLOTS]` and `known_past[nranks]` (u64); then the inbox,
 //! slot `[sender][call % LL_SLOTS]` of `stride` bytes each, a fingerprint header, then data.
+//! A message that gets no reply (a broadcast's, a scatter's) is marked in `last_sent` with
+//! [`LL_UNANSWERED`]; its reader sets [`LL_TAKEN`] in the slot's call number once it took it.
 
 /// Slots per sender in every inbox (`PLD_LL_SLOTS` in C).
 pub const LL_SLOTS: u64 = 8;
 /// Bytes of the fingerprint header before each slot's payload (`PLD_LL_HEADER` in C).
 pub const LL_HEADER: u64 = 32;
+/// A slot's call number once its reader took an unanswered message (`PLD_LL_TAKEN` in C).
+pub const LL_TAKEN: u64 = 1 << 63;
+/// In a sender's `last_sent` table: the message in that slot gets no reply, and its reader
+/// marks it taken (`PLD_LL_UNANSWERED` in C).
+pub const LL_UNANSWERED: u64 = 1 << 62;
 /// Inbox bytes per window at most: the slot payload shrinks at high rank counts.
 pub const LL_INBOX_BUDGET: u64 = 1 << 20;
 /// The largest LL payload a setting may ask for: one sender's slots fill the inbox budget.
@@ -61,6 +68,12 @@ impl LlLayout {
     /// Bytes of the private tables after the `past` cell (`pld_ll_tables_bytes` in C).
     pub fn tables_bytes(nranks: u64) -> u64 {
         (8 * nranks * (LL_SLOTS + 1)).next_multiple_of(64)
+    }
+
+    /// Offset of `sender`'s `last_sent` entry for `peer`'s slot of call `seq` (the tables are
+    /// private to the sender).
+    pub fn last_sent_off(&self, peer: u64, seq: u64) -> u64 {
+        64 + 8 * (peer * LL_SLOTS + seq % LL_SLOTS)
     }
 
     /// Offset of `sender`'s slot for call `seq` from the area's start (`pld_ll_slot_off`).

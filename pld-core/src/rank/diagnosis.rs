@@ -98,6 +98,13 @@ impl RankState {
                     ranks: self.shared.progress_report(),
                 }
             }
+            // An unanswered message of an earlier call (`value`) its reader passed by without
+            // taking, found when this rank next used the slot (`pld_ll_untaken`).
+            Some(DeviceStatus::Mismatch) if diag.value > 0 => {
+                let reader = world_rank(comm, diag.index.max(0) as usize);
+                crate::untaken::found_by_kernel(self.shared.heap(), rank, reader, diag.cell_off, diag.peer_call)
+                    .error(call)
+            }
             Some(DeviceStatus::Mismatch) => Error::MismatchedCall {
                 rank,
                 call,
