@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerates docs/perf/mpis: every collective at 2 and 4 ranks against every installed MPI
+# (pld-bench --baseline all: Open MPI 4, Open MPI 5 and MPICH, each in its fastest settings, the
+# ratio against the best at each size), and all_reduce and broadcast at 8 ranks. Each run waits
+# for an idle machine (bench/baselines/gate.sh; its log is docs/perf/mpis/gate.log).
+# Run from the repository root:
+#   bash bench/baselines/install-mpis.sh && bash docs/perf/run_mpis.sh [REPEAT] [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repeat=${1:-3}
+seconds=${2:-0.25}
+cargo build --release -p pld-bench
+bench=target/release/pld-bench
+out=docs/perf/mpis
+mkdir -p "$out"
+run() { # name, args...
+    local name=$1
+    shift
+    local cmd=("$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" --csv "$out/$name.csv" --plot "$out/$name.svg")
+    echo "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" > "$out/$name.txt"
+    bash bench/baselines/gate.sh "$out/gate.log" "${cmd[@]}" || true
+    # The gate appends the command's output to its log: keep this run's table.
+    awk '/^### [0-9:]+ pre-busy/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$out/gate.log" >> "$out/$name.txt"
+    cat "$out/$name.txt"
+}
+for n in 2 4; do
+    for coll in all_reduce broadcast barrier all_gather reduce_scatter all_to_all all_to_all_v reduce gather scatter all_gather_v sendrecv; do
+        case $coll in
+            barrier) run "${coll}_n$n" "$coll" -n "$n" ;;
+            all_to_all_v) run "${coll}_n$n" "$coll" -b 8 -e 16M -f 4 -n "$n" ;;
+            *) run "${coll}_n$n" "$coll" -b 8 -e 64M -f 4 -n "$n" ;;
+        esac
+    done
+done
+run all_reduce_n8 all_reduce -b 8 -e 128K -f 16384 -n 8
+run broadcast_n8 broadcast -b 8 -e 128K -f 16384 -n 8
