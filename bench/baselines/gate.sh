@@ -12,7 +12,7 @@ busy_fraction() { # busy share of CPU time over 2 s, from /proc/stat
     read -r _ u2 n2 s2 i2 w2 q2 sq2 _ < /proc/stat
     local busy=$(((u2 + n2 + s2 + q2 + sq2) - (u1 + n1 + s1 + q1 + sq1)))
     local total=$((busy + (i2 + w2) - (i1 + w1)))
-    awk -v b="$busy" -v t="$total" 'BEGIN { printf "%.2f", t > 0 ? b / t : 0 }'
+    awk -v b="$busy" -v t="$total" 'BEGIN { printf "%.2f", (t > 0 ? b / t : 0) }'
 }
 for try in $(seq 1 150); do
     before=$(busy_fraction)
