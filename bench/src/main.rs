@@ -102,6 +102,9 @@ struct Args {
     /// `bench/baselines/install-mpis.sh`), or the path of another MPI's mpicc, mpirun or their folder.
     #[arg(long, default_value = "openmpi4")]
     mpi: String,
+    /// With `--baseline all`: the MPIs to run, comma-separated (default: every installed one).
+    #[arg(long, value_delimiter = ',')]
+    mpis: Option<Vec<String>>,
     /// The MPI harness's C source (default: `bench/baselines/mpibench.c` in this repository).
     #[arg(long)]
     harness: Option<PathBuf>,
@@ -303,7 +306,11 @@ fn main() -> Result<()> {
     let (rows, baseline) = match args.baseline.as_deref() {
         None => (measured.rows, None),
         Some(which @ ("mpi" | "all")) => {
-            let mpis = if which == "mpi" { vec![Mpi::resolve(&args.mpi)?] } else { Mpi::installed() };
+            let mpis = match (which, &args.mpis) {
+                ("mpi", _) => vec![Mpi::resolve(&args.mpi)?],
+                (_, Some(names)) => names.iter().map(|name| Mpi::resolve(name)).collect::<Result<_>>()?,
+                (_, None) => Mpi::installed(),
+            };
             if mpis.is_empty() {
                 bail!(
                     "--baseline all: no MPI installed (apt-get install openmpi-bin libopenmpi-dev; bash bench/baselines/install-mpis.sh)"
