@@ -270,3 +270,59 @@ fn human(bytes: f64) -> String {
         b => format!("{b:.0}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pld::{AllReduceMode, Collective, DType, ReduceOp};
+
+    fn config() -> Config {
+        Config {
+            coll: Collective::Broadcast,
+            nranks: 2,
+            launcher: "local",
+            op: ReduceOp::Sum,
+            mode: AllReduceMode::Mesh,
+            dtype: DType::F32,
+            seconds: 0.1,
+            check_calls: true,
+            host_per_rank: true,
+            stream: false,
+            cpus: 2,
+            group_of: None,
+            split: false,
+        }
+    }
+
+    fn mpi_row(bytes: usize, time_us: f64, source: &str) -> BaselineRow {
+        BaselineRow { bytes, time_us, busbw: 1.0, wrong: 0, source: source.into() }
+    }
+
+    /// `--baseline all`: a column per MPI, the best one's time, the ratio against it and which
+    /// MPI it was, in the table and the CSV alike.
+    #[test]
+    fn every_mpi_has_a_column_and_the_ratio_is_against_the_best() {
+        let baseline = Baseline::best_of(vec![
+            ("ompi4".into(), vec![mpi_row(8, 0.30, "Open MPI 4.1.4, default")]),
+            ("mpich".into(), vec![mpi_row(8, 0.20, "MPICH 5.0.2, bound to cores")]),
+        ]);
+        let row = Row { bytes: 8, count: 2, time_us: 0.10, algbw: 0.08, busbw: 0.08, wrong: 0 };
+        let (config, baseline) = (config(), Some(&baseline));
+        let head = header(&config, baseline);
+        assert!(head.contains("ompi4(us)") && head.contains("mpich(us)") && head.contains("fastest MPI"), "{head}");
+        let line = row_line(&config, &row, baseline);
+        assert!(
+            line.contains("0.30") && line.contains("2.00x") && line.ends_with("MPICH 5.0.2, bound to cores"),
+            "{line}"
+        );
+        let path = std::env::temp_dir().join(format!("pld-bench-report-{}.csv", std::process::id()));
+        csv(&path, &config, &[row], baseline).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let mut lines = text.lines();
+        let head = lines.next().unwrap();
+        assert!(head.contains("ompi4_time_us,mpich_time_us,best_time_us") && head.ends_with(",fastest"), "{head}");
+        let body = lines.next().unwrap();
+        assert!(body.contains(",0.3,0.2,0.2,") && body.ends_with(",\"MPICH 5.0.2, bound to cores\""), "{body}");
+    }
+}
