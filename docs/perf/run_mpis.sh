@@ -40,6 +40,13 @@ for n in 2 4; do
         esac
     done
 done
+# 64 MiB, off the x4 ladder from 8 B: one size a table.
+for n in 2 4; do
+    for coll in all_reduce broadcast all_gather reduce_scatter all_to_all reduce gather scatter all_gather_v sendrecv; do
+        # shellcheck disable=SC2046
+        run "${coll}_n${n}_64M" "$coll" -b 64M -e 64M -n "$n" $(mpis_for "$n")
+    done
+done
 # shellcheck disable=SC2046
 run all_reduce_n8 all_reduce -b 8 -e 128K -f 16384 -n 8 $(mpis_for 8)
 # shellcheck disable=SC2046
