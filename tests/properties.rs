@@ -23,8 +23,8 @@ fn world(nranks: usize) -> World {
     World::builder(nranks).window_bytes(64 << 20).local().unwrap()
 }
 
-/// Calls per case: enough that each of the 8 LL slots is used at least twice.
-const CALLS: std::ops::RangeInclusive<usize> = 17..=24;
+/// Calls per case: enough that each of the 32 LL slots (`pld_model::LL_SLOTS`) is used at least twice.
+const CALLS: std::ops::RangeInclusive<usize> = 65..=72;
 
 /// An element count: mostly small (the LL and one-shot paths), sometimes up to 70 000.
 fn count() -> impl Strategy<Value = usize> {

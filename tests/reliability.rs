@@ -388,7 +388,8 @@ fn two_ranks_that_both_take_themselves_for_the_root_are_a_mismatch() {
     ];
     let world = world(3, LONG);
     for (what, call) in cases {
-        for later_calls in [0, 12] {
+        // More later calls than a sender has message slots per peer: the slot is used again.
+        for later_calls in [0, 70] {
             let started = Instant::now();
             let results = world
                 .spmd(|host| {
@@ -406,14 +407,13 @@ fn two_ranks_that_both_take_themselves_for_the_root_are_a_mismatch() {
                 let Err(err) = result else { panic!("{what}, {later_calls} later calls: rank {rank} succeeded") };
                 let message = err.to_string();
                 assert!(matches!(err, Error::MismatchedCall { .. }), "{what}: rank {rank}: {message}");
-                assert!(message.contains("root = 0"), "{what}: rank {rank}: {message}");
-                // Right after the call the other side's board still shows its call; calls later
-                // it may no longer, and the error says what is known.
-                let named = message.contains("root = 2");
-                assert!(
-                    named || (later_calls > 0 && message.contains("that never took rank")),
-                    "{what}, {later_calls} later calls: rank {rank}: {message}"
-                );
+                // Either root may be the one that finds it. Right after the call the other
+                // side's board still shows its call; calls later it may no longer, and the
+                // error says what is known.
+                let both = message.contains("root = 0") && message.contains("root = 2");
+                let one = (message.contains("root = 0") || message.contains("root = 2"))
+                    && message.contains("that never took rank");
+                assert!(both || (later_calls > 0 && one), "{what}, {later_calls} later calls: rank {rank}: {message}");
                 assert!(message.contains("passed by without taking it"), "{what}: rank {rank}: {message}");
             }
         }

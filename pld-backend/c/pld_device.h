@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 11
+#define PLD_ABI_VERSION 12
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -574,7 +574,7 @@ static inline int32_t pld_ready_round(pld_ctx *c, const pld_coll_args *a) {
  * last_sent[nranks][PLD_LL_SLOTS] and known_past[nranks] (u64); then the inbox, slot
  * [sender][call % PLD_LL_SLOTS] of ll_stride bytes each: a pld_fingerprint header, then data. */
 
-#define PLD_LL_SLOTS 8ull
+#define PLD_LL_SLOTS 32ull
 #define PLD_LL_HEADER 32ull
 /* A slot's call number once its reader took an unanswered message. */
 #define PLD_LL_TAKEN (1ull << 63)
