@@ -148,11 +148,15 @@ fn parse_size(text: &str) -> Result<usize, String> {
 
 /// A measured row: its time, and its wrong elements to carry over.
 trait Timed {
+    fn bytes(&self) -> usize;
     fn time_us(&self) -> f64;
     fn add_wrong(&mut self, from: &Self);
 }
 
 impl Timed for measure::Row {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
     fn time_us(&self) -> f64 {
         self.time_us
     }
@@ -162,6 +166,9 @@ impl Timed for measure::Row {
 }
 
 impl Timed for BaselineRow {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
     fn time_us(&self) -> f64 {
         self.time_us
     }
@@ -170,27 +177,18 @@ impl Timed for BaselineRow {
     }
 }
 
-/// Keeps, size by size, the faster of two measurements (and every wrong element of both).
-fn keep_best<R: Timed>(best: &mut [R], again: Vec<R>) {
-    if best.is_empty() {
-        return;
-    }
-    for (b, mut a) in best.iter_mut().zip(again) {
-        if a.time_us() < b.time_us() {
-            a.add_wrong(b);
-            *b = a;
-        } else {
-            b.add_wrong(&a);
+/// Keeps, size by size, the faster of two measurements (and every wrong element of both); a
+/// size `best` lacks (it starts empty for a baseline) is taken as it comes.
+fn keep_best<R: Timed>(best: &mut Vec<R>, again: Vec<R>) {
+    for mut a in again {
+        match best.iter_mut().find(|b| b.bytes() == a.bytes()) {
+            Some(b) if a.time_us() < b.time_us() => {
+                a.add_wrong(b);
+                *b = a;
+            }
+            Some(b) => b.add_wrong(&a),
+            None => best.push(a),
         }
-    }
-}
-
-/// [`keep_best`] for baseline rows, which may start empty (the first run fills them).
-fn keep_best_rows(best: &mut Vec<BaselineRow>, again: Vec<BaselineRow>) {
-    if best.is_empty() {
-        *best = again;
-    } else {
-        keep_best(best, again);
     }
 }
 
@@ -203,7 +201,7 @@ fn measure_mpis(
     best: &mut [Vec<BaselineRow>],
 ) -> Result<()> {
     for (mpi, best) in mpis.iter().zip(best) {
-        keep_best_rows(best, mpi.run(config, sizes, args.harness.as_deref())?);
+        keep_best(best, mpi.run(config, sizes, args.harness.as_deref())?);
     }
     Ok(())
 }

@@ -36,18 +36,9 @@ impl Baseline {
 
     /// The best of several MPIs, size by size, each one's rows kept for its own column.
     pub fn best_of(each: Vec<(String, Vec<BaselineRow>)>) -> Self {
-        let mut rows: Vec<BaselineRow> = Vec::new();
+        let mut rows = Vec::new();
         for (_, theirs) in &each {
-            for row in theirs {
-                match rows.iter_mut().find(|r| r.bytes == row.bytes) {
-                    Some(best) if row.time_us < best.time_us => {
-                        let wrong = best.wrong + row.wrong;
-                        *best = BaselineRow { wrong, ..row.clone() };
-                    }
-                    Some(best) => best.wrong += row.wrong,
-                    None => rows.push(row.clone()),
-                }
-            }
+            crate::keep_best(&mut rows, theirs.clone());
         }
         rows.sort_by_key(|r| r.bytes);
         Baseline { column: "best".into(), name: "the best MPI".into(), rows, each }
@@ -206,7 +197,8 @@ impl Mpi {
     /// The harness built with this MPI's `mpicc` (once per source and MPI, in the temporary
     /// folder).
     fn harness(&self, source: &Path) -> Result<PathBuf> {
-        let tag = crate::path_tag(&source.join(&self.mpicc));
+        // Both name the binary: `source.join(mpicc)` would drop the source for an absolute mpicc.
+        let tag = crate::path_tag(Path::new(&format!("{}\n{}", source.display(), self.mpicc.display())));
         let binary = std::env::temp_dir().join(format!("pld-bench-mpibench-{}-{tag}", self.short));
         let stale = std::fs::metadata(&binary)
             .and_then(|b| Ok(b.modified()? < std::fs::metadata(source)?.modified()?))
@@ -257,7 +249,7 @@ impl Mpi {
             }
             let source = format!("{}, {}", self.name, setting.label);
             let rows = parse_rows(&String::from_utf8_lossy(&output.stdout), &source);
-            crate::keep_best_rows(&mut best, rows);
+            crate::keep_best(&mut best, rows);
         }
         Ok(best)
     }

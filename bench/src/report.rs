@@ -9,8 +9,13 @@ use plotters::prelude::*;
 use crate::measure::{Config, Row};
 use crate::mpi::{Baseline, BaselineRow};
 
+/// The row of `rows` at `bytes`.
+fn row_at(rows: &[BaselineRow], bytes: usize) -> Option<&BaselineRow> {
+    rows.iter().find(|m| m.bytes == bytes)
+}
+
 fn baseline_for(baseline: Option<&Baseline>, bytes: usize) -> Option<&BaselineRow> {
-    baseline?.rows.iter().find(|m| m.bytes == bytes)
+    row_at(&baseline?.rows, bytes)
 }
 
 /// Whether pld's form of the collective is in place (the result overwrites the input window)
@@ -96,7 +101,7 @@ pub fn header(config: &Config, baseline: Option<&Baseline>) -> String {
 
 /// One MPI's time at `bytes`, as a table cell.
 fn time_cell(rows: &[BaselineRow], bytes: usize) -> String {
-    rows.iter().find(|m| m.bytes == bytes).map_or_else(|| "-".into(), |m| format!("{:.2}", m.time_us))
+    row_at(rows, bytes).map_or_else(|| "-".into(), |m| format!("{:.2}", m.time_us))
 }
 
 /// One size's line of the table.
@@ -166,11 +171,7 @@ pub fn csv(path: &Path, config: &Config, rows: &[Row], baseline: Option<&Baselin
             .map_or_else(Default::default, |m| (m.time_us.to_string(), m.busbw.to_string(), m.wrong.to_string()));
         let mut each_cells = String::new();
         for (_, theirs) in each {
-            let _ = write!(
-                each_cells,
-                "{},",
-                theirs.iter().find(|m| m.bytes == r.bytes).map_or(String::new(), |m| m.time_us.to_string())
-            );
+            let _ = write!(each_cells, "{},", row_at(theirs, r.bytes).map_or(String::new(), |m| m.time_us.to_string()));
         }
         let fastest = match (each.is_empty(), baseline_for(baseline, r.bytes)) {
             (false, Some(m)) => format!(",\"{}\"", m.source),

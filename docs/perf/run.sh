@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 cargo build --release -p pld-bench
 bench=target/release/pld-bench
 out=docs/perf
-gate=../shared/baselines/gate.sh
+gate=bench/baselines/gate.sh
 run() { # name, args...
     local name=$1; shift
     local cmd=("$bench" "$@" --csv "$out/$name.csv" --plot "$out/$name.svg")

@@ -30,7 +30,8 @@ pub(crate) struct Untaken {
 impl Untaken {
     /// The mismatch, found in `call` (the sender's call at hand, or the untaken one itself).
     pub(crate) fn error(&self, call: String) -> Error {
-        let (sender, reader, seq) = (self.sender, self.reader, self.own.seq & !(LL_TAKEN | LL_UNANSWERED));
+        // The header of an untaken message holds its plain call number.
+        let (sender, reader, seq) = (self.sender, self.reader, self.own.seq);
         Error::MismatchedCall {
             rank: sender,
             call,
@@ -40,10 +41,7 @@ impl Untaken {
             } else {
                 format!("a call #{seq} that never took rank {sender}'s message (it did not wait for rank {sender})")
             },
-            own_call: format!(
-                "{}, whose message rank {reader} passed by without taking it",
-                describe_words(FingerprintWords { seq, ..self.own })
-            ),
+            own_call: format!("{}, whose message rank {reader} passed by without taking it", describe_words(self.own)),
         }
     }
 }
