@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 12
+#define PLD_ABI_VERSION 13
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -90,6 +90,24 @@ typedef struct pld_ops {
     int32_t (*accumulate)(void *data, int32_t peer, uint64_t cell_off, int32_t value, int32_t op);
 } pld_ops;
 
+/* What a rank's calls show its runtime while they run (the flight recorder and traces): written
+ * by the rank, read by the runtime after the call and, for a hang report, by other threads (so
+ * the fields of a wait in progress are stored atomically). */
+typedef struct pld_watch {
+    uint64_t wait_ticks;  /* with `timed`: pld_ticks() spent in waits that did not end at their
+                           * first look, summed over the call (the runtime zeroes it) */
+    int32_t timed;        /* nonzero: count wait_ticks (a trace is being recorded) */
+    int32_t ll;           /* with `timed`: set when the call sent or received an LL message */
+    /* The wait in progress once it left its spin phase (since_ns nonzero), for hang reports. */
+    uint64_t since_ns;    /* CLOCK_MONOTONIC when it left the spin phase; 0: none */
+    uint64_t cell_off;    /* the cell waited on */
+    uint64_t row_off;     /* its signal row (row_len 0: a lone cell) */
+    int32_t row_len;
+    int32_t expected;
+    int32_t cmp;
+    int32_t peer;         /* the member waited for, when the wait knows it; -1 otherwise */
+} pld_watch;
+
 /* One rank's view of the world during one call. */
 typedef struct pld_ctx {
     uint32_t abi_version;
@@ -115,6 +133,7 @@ typedef struct pld_ctx {
     uint64_t scratch_bytes;
     const pld_ops *ops;
     pld_diag *diag;
+    pld_watch *watch;            /* never NULL */
 } pld_ctx;
 
 /* Arguments of the builtin collectives (window offsets in bytes; see each kernel). */
@@ -147,6 +166,15 @@ static inline uint64_t pld_now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* A cheap clock for wait accounting: the time-stamp counter where there is one (the runtime
+ * converts ticks to time), else nanoseconds. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static inline uint64_t pld_ticks(void) { return __rdtsc(); }
+#else
+static inline uint64_t pld_ticks(void) { return pld_now_ns(); }
+#endif
 
 static inline int pld_aborted(const pld_ctx *c) {
     return __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED) != 0;
@@ -237,15 +265,38 @@ typedef struct pld_backoff {
     int32_t spins;
     int32_t yields;
     uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 until this wait first sleeps: each wait has its own */
+    uint64_t started;     /* pld_ticks() at the first step when the call is timed; 0 otherwise */
 } pld_backoff;
 
-#define PLD_BACKOFF_INIT {0, 0, 0}
+#define PLD_BACKOFF_INIT {0, 0, 0, 0}
+
+/* Tells the runtime what a wait that left its spin phase waits for (once per wait: a hang
+ * report names it). Called before every step; only the step that ends the spin phase stores. */
+static inline void pld_backoff_watch(pld_ctx *c, const pld_backoff *b, uint64_t cell_off, uint64_t row_off,
+                                     int32_t row_len, int32_t expected, int32_t cmp, int32_t peer) {
+    if (b->spins != c->spin_limit || b->yields != 0) return;
+    pld_watch *w = c->watch;
+    __atomic_store_n(&w->cell_off, cell_off, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->row_off, row_off, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->row_len, row_len, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->expected, expected, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->cmp, cmp, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->peer, peer, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->since_ns, pld_now_ns(), __ATOMIC_RELEASE);
+}
+
+/* A wait that stepped ended well: its time counted (timed calls), its record cleared. */
+static inline void pld_backoff_done(pld_ctx *c, const pld_backoff *b) {
+    if (b->started) c->watch->wait_ticks += pld_ticks() - b->started;
+    if (b->spins >= c->spin_limit) __atomic_store_n(&c->watch->since_ns, 0, __ATOMIC_RELAXED);
+}
 
 static inline int pld_backoff_spinning(const pld_ctx *c, const pld_backoff *b) {
     return b->spins < c->spin_limit;
 }
 
 static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t *cell, int32_t observed) {
+    if (b->started == 0 && b->spins == 0 && c->watch->timed) b->started = pld_ticks();
     if (b->spins < c->spin_limit) {
         ++b->spins;
         if ((b->spins & 255) == 0 && c->running && __atomic_load_n(c->running, __ATOMIC_RELAXED) > c->max_running)
@@ -296,8 +347,12 @@ static inline int32_t pld_wait_probed(pld_ctx *c, uint64_t cell_off, int32_t exp
     pld_backoff b = PLD_BACKOFF_INIT;
     for (;;) {
         const int32_t v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
-        if (pld_cmp_holds(v, expected, cmp)) return PLD_OK;
+        if (pld_cmp_holds(v, expected, cmp)) {
+            if (b.spins) pld_backoff_done(c, &b);
+            return PLD_OK;
+        }
         if (probe && !pld_backoff_spinning(c, &b)) PLD_TRY(pld_probe_peer(c, probe, peer));
+        pld_backoff_watch(c, &b, cell_off, row_off, row_len, expected, cmp, probe ? peer : -1);
         const int32_t status = pld_backoff_step(c, &b, cell, v);
         if (status == PLD_TIMEOUT) return pld_timed_out(c, cell_off, expected, v, cmp, row_off, row_len);
         if (status != PLD_OK) return status;
@@ -639,6 +694,7 @@ static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p,
                 b.spins += (int32_t)quiet - 1;
                 if (quiet < 64) quiet *= 2;
             }
+            pld_backoff_watch(c, &b, a->ll_off, a->ll_off, 0, (int32_t)last, PLD_WAIT_GE, p);
             const int32_t status = pld_backoff_step(c, &b, NULL, 0);
             if (status == PLD_TIMEOUT) {
                 c->diag->index = p;
@@ -646,7 +702,9 @@ static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p,
             }
             if (status != PLD_OK) return status;
         }
+        pld_backoff_done(c, &b);
     }
+    if (c->watch->timed) c->watch->ll = 1;
     const uint64_t slot_off = pld_ll_slot_off(c, a, c->rank);
     uint8_t *slot = c->peer_bases[p] + slot_off;
     pld_fingerprint *header = (pld_fingerprint *)slot;
@@ -691,6 +749,7 @@ static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t
     uint64_t v;
     while ((v = __atomic_load_n(&header->seq, __ATOMIC_ACQUIRE)) != seq) {
         if (!pld_backoff_spinning(c, &b)) PLD_TRY(pld_probe_peer(c, a, peer));
+        pld_backoff_watch(c, &b, off, off, 0, (int32_t)seq, PLD_WAIT_EQ, peer);
         const int32_t status = pld_backoff_step(c, &b, (const int32_t *)&header->seq, (int32_t)v);
         if (status == PLD_TIMEOUT) {
             c->diag->index = peer;
@@ -698,6 +757,8 @@ static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t
         }
         if (status != PLD_OK) return status;
     }
+    if (b.spins) pld_backoff_done(c, &b);
+    if (c->watch->timed) c->watch->ll = 1;
     if ((a->flags & PLD_CHECK_CALLS) && memcmp(header->what, a->call.what, sizeof header->what) != 0) {
         c->diag->index = peer;
         c->diag->peer_call = *header;

@@ -752,11 +752,16 @@ const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)arg
                 }
             }
         }
-        if (!left) break;
+        if (!left) {
+            if (b.spins) pld_backoff_done(c, &b);
+            break;
+        }
         if (moved) {
+            if (b.spins) pld_backoff_done(c, &b);
             b = (pld_backoff)PLD_BACKOFF_INIT;
             continue;
         }
+        pld_backoff_watch(c, &b, area, area, 0, rung + 1, PLD_WAIT_GE, -1);
         const int32_t status = pld_backoff_step(c, &b, bell, rung);
         if (status == PLD_TIMEOUT) {
             for (uint64_t i = 0; i < a->nops; ++i)

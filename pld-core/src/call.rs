@@ -78,6 +78,43 @@ impl std::fmt::Display for CallWhat {
     }
 }
 
+impl CallWhat {
+    /// The collective's name, as its macro is spelled (without the `!`).
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            CallWhat::AllReduce { .. } => "all_reduce",
+            CallWhat::ReduceScatter { .. } => "reduce_scatter",
+            CallWhat::Broadcast { .. } => "broadcast",
+            CallWhat::AllGather { .. } => "all_gather",
+            CallWhat::AllToAll { .. } => "all_to_all",
+            CallWhat::AllToAllV { .. } => "all_to_all_v",
+            CallWhat::Barrier => "barrier",
+            CallWhat::Reduce { .. } => "reduce",
+            CallWhat::Gather { .. } => "gather",
+            CallWhat::Scatter { .. } => "scatter",
+            CallWhat::AllGatherV { .. } => "all_gather_v",
+            CallWhat::SendRecv { .. } => "send_recv",
+        }
+    }
+
+    /// The dtype and reduce op of the call, where it has them.
+    pub(crate) fn dtype_and_op(&self) -> (Option<DType>, Option<ReduceOp>) {
+        match *self {
+            CallWhat::AllReduce { op, dtype, .. }
+            | CallWhat::ReduceScatter { op, dtype }
+            | CallWhat::Reduce { op, dtype, .. } => (Some(dtype), Some(op)),
+            CallWhat::Broadcast { dtype, .. }
+            | CallWhat::AllGather { dtype }
+            | CallWhat::AllToAll { dtype }
+            | CallWhat::AllToAllV { dtype }
+            | CallWhat::Gather { dtype, .. }
+            | CallWhat::Scatter { dtype, .. }
+            | CallWhat::AllGatherV { dtype } => (Some(dtype), None),
+            CallWhat::Barrier | CallWhat::SendRecv { .. } => (None, None),
+        }
+    }
+}
+
 fn plural(n: u32) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
@@ -86,12 +123,39 @@ fn plural(n: u32) -> &'static str {
 /// collective's label is plain data (cloning it touches no shared counter).
 #[derive(Clone)]
 pub(crate) enum Label {
-    /// A fixed text (staging, kernel launches).
-    Text(Arc<str>),
+    /// Work that is not a collective (staging, kernel launches, local passes).
+    Work(Arc<WorkLabel>),
     /// A collective call and where the host code made it.
     Call(CallWhat, &'static Location<'static>),
     /// A collective call over a group (its members' world ranks) and where it was made.
     GroupCall(CallWhat, &'static Location<'static>, Arc<[usize]>),
+    /// A collective call with what a trace shows of it (made only while a trace is recorded).
+    Traced(Arc<TracedCall>),
+}
+
+/// Work that is not a collective: its short name (a trace event's) and its description.
+pub(crate) struct WorkLabel {
+    /// `kernel`, `staging` or `local pass` (a trace event's category).
+    pub(crate) kind: &'static str,
+    pub(crate) name: String,
+    pub(crate) text: String,
+    /// Where the host code asked for it (`file:line`), when known.
+    pub(crate) site: Option<String>,
+}
+
+/// A collective call as a trace shows it.
+pub(crate) struct TracedCall {
+    pub(crate) what: CallWhat,
+    pub(crate) at: &'static Location<'static>,
+    /// The group's members (world ranks), `None` for the world.
+    pub(crate) group: Option<Arc<[usize]>>,
+    /// The operands, as `role = `name``.
+    pub(crate) windows: String,
+    /// Bytes of the main operand per rank.
+    pub(crate) bytes: u64,
+    /// The algorithm the runtime chose (LL messages, when the kernel used them, are said by the
+    /// trace event).
+    pub(crate) algorithm: &'static str,
 }
 
 impl Label {
@@ -99,34 +163,83 @@ impl Label {
     pub(crate) fn in_group(&self, members: &Arc<[usize]>) -> Label {
         match self {
             Label::Call(what, at) | Label::GroupCall(what, at, _) => Label::GroupCall(*what, at, Arc::clone(members)),
-            text => text.clone(),
+            Label::Traced(call) => Label::Traced(Arc::new(TracedCall {
+                what: call.what,
+                at: call.at,
+                group: Some(Arc::clone(members)),
+                windows: call.windows.clone(),
+                bytes: call.bytes,
+                algorithm: call.algorithm,
+            })),
+            work => work.clone(),
         }
     }
 
-    /// A label from a fixed text.
-    pub(crate) fn text(text: String) -> Label {
-        Label::Text(text.into())
+    /// This collective call's label with what a trace shows of it: its operands (`role =
+    /// `name``), the bytes of its main operand per rank, the algorithm chosen.
+    pub(crate) fn traced(&self, windows: String, bytes: u64, algorithm: &'static str) -> Label {
+        match self.parts() {
+            Some((what, at, group)) => {
+                Label::Traced(Arc::new(TracedCall { what, at, group: group.cloned(), windows, bytes, algorithm }))
+            }
+            None => self.clone(),
+        }
+    }
+
+    /// A label for work that is not a collective (`kind`, see [`WorkLabel`]): `name` for
+    /// traces, `text` for messages.
+    pub(crate) fn work(kind: &'static str, name: String, text: String, site: Option<String>) -> Label {
+        Label::Work(Arc::new(WorkLabel { kind, name, text, site }))
+    }
+
+    /// The collective, where it was made and its group (`None`: not a collective, or the world).
+    pub(crate) fn parts(&self) -> Option<(CallWhat, &'static Location<'static>, Option<&Arc<[usize]>>)> {
+        match self {
+            Label::Work(_) => None,
+            Label::Call(what, at) => Some((*what, *at, None)),
+            Label::GroupCall(what, at, members) => Some((*what, *at, Some(members))),
+            Label::Traced(call) => Some((call.what, call.at, call.group.as_ref())),
+        }
     }
 
     /// Whether both label the same call from the same place (by identity: no string compare).
     pub(crate) fn same_site(&self, other: &Label) -> bool {
         match (self, other) {
-            (Label::Call(a, at_a), Label::Call(b, at_b)) => a == b && std::ptr::eq(*at_a, *at_b),
-            (Label::GroupCall(a, at_a, g_a), Label::GroupCall(b, at_b, g_b)) => {
-                a == b && std::ptr::eq(*at_a, *at_b) && Arc::ptr_eq(g_a, g_b)
-            }
-            (Label::Text(a), Label::Text(b)) => Arc::ptr_eq(a, b),
-            _ => false,
+            (Label::Work(a), Label::Work(b)) => Arc::ptr_eq(a, b),
+            (Label::Work(_), _) | (_, Label::Work(_)) => false,
+            (a, b) => match (a.parts(), b.parts()) {
+                (Some((wa, at_a, ga)), Some((wb, at_b, gb))) => {
+                    wa == wb
+                        && std::ptr::eq(at_a, at_b)
+                        && match (ga, gb) {
+                            (None, None) => true,
+                            (Some(ga), Some(gb)) => Arc::ptr_eq(ga, gb) || ga == gb,
+                            _ => false,
+                        }
+                }
+                _ => false,
+            },
+        }
+    }
+
+    /// The name a trace gives the event: the macro (`all_reduce!`) or the work's short name.
+    pub(crate) fn trace_name(&self) -> String {
+        match (self, self.parts()) {
+            (Label::Work(work), _) => work.name.clone(),
+            (_, Some((CallWhat::SendRecv { .. }, _, _))) => "send!/recv!".to_owned(),
+            (_, Some((what, _, _))) => format!("{}!", what.name()),
+            (_, None) => unreachable!("a label is work or a collective"),
         }
     }
 
     pub(crate) fn describe(&self) -> String {
-        match self {
-            Label::Text(text) => text.to_string(),
-            Label::Call(what, at) => format!("{what} at {}:{}:{}", at.file(), at.line(), at.column()),
-            Label::GroupCall(what, at, members) => {
+        match (self, self.parts()) {
+            (Label::Work(work), _) => work.text.clone(),
+            (_, Some((what, at, None))) => format!("{what} at {}:{}:{}", at.file(), at.line(), at.column()),
+            (_, Some((what, at, Some(members)))) => {
                 format!("{what} over group {members:?} at {}:{}:{}", at.file(), at.line(), at.column())
             }
+            (_, None) => unreachable!("a label is work or a collective"),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! A setting is validated once, when the world starts; a value that cannot be meant is an
 //! error naming the variable, the value and the form it accepts, never a silent default.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use pld_model::{LL_MAX_BYTES, LlLayout};
@@ -25,12 +26,16 @@ pub const DEFAULT_TWO_SHOT_BYTES_2_RANKS: usize = 4 << 10;
 pub const DEFAULT_LL_BYTES: usize = 4 << 10;
 /// Default rank count of [`World::from_env`](crate::World::from_env) outside an MPI job.
 pub const DEFAULT_NRANKS: usize = 4;
+/// Default number of calls each rank's flight recorder keeps, overridable with
+/// `PLD_FLIGHT_RECORDER` (0: none).
+pub const DEFAULT_FLIGHT_RECORDER: usize = 64;
 
 const SIZE_FORM: &str =
     "a byte count, optionally with K/M/G/T or KiB/MiB/GiB/TiB (powers of 1024), e.g. 4096, 64K, 1GiB";
 const TIME_FORM: &str = "a positive time in ms (the default unit) or s, e.g. 1500, 250ms, 2s";
 const FLAG_FORM: &str = "0 or 1 (also false/true, off/on, no/yes)";
 const COUNT_FORM: &str = "a positive whole number";
+const CALLS_FORM: &str = "a whole number of calls (0: none)";
 
 /// Configures a [`World`](crate::World) before starting it; every setting left unset is read
 /// from its `PLD_*` variable, else takes its default.
@@ -43,6 +48,9 @@ pub struct WorldBuilder {
     ll_bytes: Option<usize>,
     inline: Option<bool>,
     check_calls: bool,
+    flight_recorder: Option<usize>,
+    trace: Option<PathBuf>,
+    trace_on_error: Option<PathBuf>,
 }
 
 impl WorldBuilder {
@@ -56,6 +64,9 @@ impl WorldBuilder {
             ll_bytes: None,
             inline: None,
             check_calls: true,
+            flight_recorder: None,
+            trace: None,
+            trace_on_error: None,
         }
     }
 
@@ -102,6 +113,33 @@ impl WorldBuilder {
     /// 0 turns them off.
     pub fn ll_bytes(mut self, bytes: usize) -> WorldBuilder {
         self.ll_bytes = Some(bytes);
+        self
+    }
+
+    /// How many of its last calls each rank's flight recorder keeps for hang reports and
+    /// mismatch errors (default `PLD_FLIGHT_RECORDER`, else [`DEFAULT_FLIGHT_RECORDER`]); 0 keeps
+    /// none (reports then name the call in flight and the last completed only by number).
+    pub fn flight_recorder(mut self, calls: usize) -> WorldBuilder {
+        self.flight_recorder = Some(calls);
+        self
+    }
+
+    /// Records a trace of every call on every rank and writes it to `path` when the world is
+    /// dropped (default `PLD_TRACE`, else none): Chrome's Trace Event Format, which Perfetto
+    /// and `chrome://tracing` open. Under MPI each process writes its rank's events to
+    /// `path` with the rank before the extension (`trace.json` -> `trace.3.json`); `pld-trace
+    /// merge` puts them on one timeline.
+    pub fn trace(mut self, path: impl Into<PathBuf>) -> WorldBuilder {
+        self.trace = Some(path.into());
+        self
+    }
+
+    /// Writes the flight recorder of every rank of this process to `path` as a trace file when
+    /// a call fails (default `PLD_TRACE_ON_ERROR`, else none): the last calls of each rank with
+    /// their times and states. Recording times costs a clock read per call, so it is off
+    /// unless asked for.
+    pub fn trace_on_error(mut self, path: impl Into<PathBuf>) -> WorldBuilder {
+        self.trace_on_error = Some(path.into());
         self
     }
 
@@ -152,6 +190,13 @@ impl WorldBuilder {
             },
             pin: env_parsed("PLD_PIN", FLAG_FORM, parse_flag)?.unwrap_or(true),
             check_calls: self.check_calls,
+            flight_recorder: match self.flight_recorder {
+                Some(calls) => calls,
+                None => env_parsed("PLD_FLIGHT_RECORDER", CALLS_FORM, |raw| raw.trim().parse::<usize>().ok())?
+                    .unwrap_or(DEFAULT_FLIGHT_RECORDER),
+            },
+            trace: self.trace.clone().or_else(|| env_path("PLD_TRACE")),
+            trace_on_error: self.trace_on_error.clone().or_else(|| env_path("PLD_TRACE_ON_ERROR")),
         })
     }
 }
@@ -179,6 +224,12 @@ pub(crate) struct Settings {
     pub(crate) inline: bool,
     pub(crate) pin: bool,
     pub(crate) check_calls: bool,
+    /// Calls each rank's flight recorder keeps (0: none).
+    pub(crate) flight_recorder: usize,
+    /// Where the trace goes, when one is recorded.
+    pub(crate) trace: Option<PathBuf>,
+    /// Where the flight recorder goes when a call fails, when asked for.
+    pub(crate) trace_on_error: Option<PathBuf>,
 }
 
 impl Settings {
@@ -226,6 +277,11 @@ pub(crate) fn env_mpi_rma() -> Result<bool> {
 
 fn invalid(setting: &str, value: impl std::fmt::Display, expected: &str) -> Error {
     Error::InvalidSetting { setting: setting.to_owned(), value: value.to_string(), expected: expected.to_owned() }
+}
+
+/// A path variable: unset or empty is none.
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
 fn env_raw(name: &str) -> Option<String> {

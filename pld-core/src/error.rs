@@ -244,7 +244,8 @@ pub enum Error {
     /// Ranks called different collectives (or the same with another op, dtype, count, root or
     /// algorithm) at the same point; found before any data moved.
     #[error(
-        "rank {rank}: {call} does not match its peer: rank {peer} called {peer_call} where rank {rank} called {own_call}"
+        "rank {rank}: {call} does not match its peer: rank {peer} called {peer_call} where rank {rank} called {own_call}; {ranks}",
+        ranks = ranks.join("; ")
     )]
     MismatchedCall {
         /// The rank that found the mismatch.
@@ -257,6 +258,9 @@ pub enum Error {
         peer_call: String,
         /// This rank's call, as it published it.
         own_call: String,
+        /// Every rank's state and last calls, from its flight recorder (ranks of other
+        /// processes: a pointer to their own report).
+        ranks: Box<[String]>,
     },
     /// A send or a receive found no partner before the deadline: the peer never posted the
     /// matching receive (or send), or posted it somewhere this rank never reaches.

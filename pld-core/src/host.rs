@@ -232,7 +232,8 @@ impl<'w> Host<'w> {
         }
         let bytes: Vec<u8> = bytemuck::cast_slice(data).to_vec();
         let offset = window.offset();
-        let call = Label::text(format!("write of `{}` on rank {rank}", window.name()));
+        let text = format!("write of `{}` on rank {rank}", window.name());
+        let call = Label::work("staging", format!("write `{}`", window.name()), text, None);
         if after_p2p {
             self.flush_p2p();
         }
@@ -270,6 +271,7 @@ impl<'w> Host<'w> {
                 found: out.len(),
             });
         }
+        let started = self.trace_start();
         self.sync()?;
         let src = self.world.shared().heap().base(rank);
         // SAFETY: every queue is drained, so no kernel touches the window; the view lies inside
@@ -281,7 +283,20 @@ impl<'w> Host<'w> {
                 window.bytes(),
             )
         };
+        self.trace_span(started, || format!("read `{}` of rank {rank}", window.name()));
         Ok(())
+    }
+
+    /// The start of a span of host work when a trace is recorded.
+    fn trace_start(&self) -> Option<u64> {
+        self.world.shared().tracer.tracing().then(crate::trace::clock::ticks)
+    }
+
+    /// Records a span of host work on this host's track.
+    fn trace_span(&self, started: Option<u64>, name: impl FnOnce() -> String) {
+        if let Some(start) = started {
+            self.world.shared().tracer.host_span(name(), self.rank(), start);
+        }
     }
 
     /// The ranks this host drives: `0..nranks` for [`World::host`], its own rank for a host
@@ -324,8 +339,9 @@ impl<'w> Host<'w> {
         let blocking = args.blocking;
         let crate::dsl::KernelArgs { words, copies, windows, .. } = args;
         let kernel = kernel.clone();
+        let text = format!("kernel `{name}` at {}:{}:{} on rank {device}", at.file(), at.line(), at.column());
         let call =
-            Label::text(format!("kernel `{name}` at {}:{}:{} on rank {device}", at.file(), at.line(), at.column()));
+            Label::work("kernel", format!("kernel `{name}`"), text, Some(format!("{}:{}", at.file(), at.line())));
         let label = call.clone();
         // The host pointers in `words` stay valid: copies travel with the task, and a writable
         // host tensor is borrowed until the blocking wait below returns.
@@ -468,8 +484,10 @@ impl<'w> Host<'w> {
     pub fn sync(&self) -> Result<()> {
         self.check_healthy()?;
         self.flush_p2p();
+        let started = self.trace_start();
         let outcome =
             if self.ranks == (0..self.nranks()) { self.world.sync() } else { self.world.sync_rank(self.ranks.start) };
+        self.trace_span(started, || "sync".to_owned());
         self.release_in_flight();
         if let Err(error) = &outcome {
             *self.failed.borrow_mut() = Some(error.clone());

@@ -5,13 +5,15 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::call::SignalCells;
+use crate::call::{Label, SignalCells};
 use crate::comm::Comm;
 use crate::config::Settings;
 use crate::error::Error;
 use crate::fingerprint::describe_words;
 use crate::memory::{Allocation, LlArea, SymmetricHeap};
 use crate::progress::RankProgress;
+use crate::trace::Tracer;
+use crate::trace::recorder::{Entry, State, describe_entries};
 use crate::transport::Fabric;
 
 /// The world's shared state.
@@ -22,8 +24,10 @@ pub(crate) struct Shared {
     pub(crate) world: Arc<Comm>,
     pub(crate) settings: Settings,
     pub(crate) tuning: Tuning,
-    /// Each rank's counters and call sites.
+    /// Each rank's counters and flight recorder.
     pub(crate) ranks: Box<[RankProgress]>,
+    /// The trace being recorded, and the flight recorders' dump on error.
+    pub(crate) tracer: Tracer,
     idle: Idle,
     failure: Mutex<Failure>,
     /// The groups' communicators (the world's is `world`).
@@ -128,8 +132,10 @@ impl Shared {
         board_off: usize,
         ll: LlArea,
         (p2p_off, p2p_depth): (usize, usize),
+        tracer: Tracer,
     ) -> Shared {
         let nranks = fabric.nranks;
+        let recorded = settings.flight_recorder;
         let world = Arc::new(Comm::new((0..nranks).collect(), &fabric.comm_parts(), board_off, ll, Vec::new()));
         Shared {
             nranks,
@@ -137,7 +143,14 @@ impl Shared {
             fabric,
             settings,
             tuning,
-            ranks: (0..nranks).map(|_| RankProgress::default()).collect(),
+            ranks: (0..nranks)
+                .map(|_| {
+                    let progress = RankProgress::new(recorded);
+                    progress.watch.0.timed.store(i32::from(tracer.timed), Ordering::Relaxed);
+                    progress
+                })
+                .collect(),
+            tracer,
             idle: Idle::default(),
             comms: Mutex::new(Vec::new()),
             failure: Mutex::new(Failure { ranks: vec![None; nranks], ..Failure::default() }),
@@ -224,6 +237,10 @@ impl Shared {
     /// Records `rank`'s failure; a root cause also stops every rank's waits.
     pub(crate) fn record_failure(&self, rank: usize, error: Error, signal: Option<SignalCells>) {
         let secondary = matches!(error, Error::Aborted { .. });
+        if !secondary {
+            // Before `on_failure`, which may end the process (MPI).
+            self.dump_flight_recorders();
+        }
         if !secondary && let Some(on_failure) = self.fabric.on_failure {
             on_failure(rank, &error);
         }
@@ -279,16 +296,112 @@ impl Shared {
         }
     }
 
-    /// Every rank's state for a hang report: the call it is in, the last it completed.
+    /// Every rank's state for a hang report or a mismatch: the call it is in (and the wait, when
+    /// it is in one), the last it completed, its last calls from its flight recorder.
     pub(crate) fn progress_report(&self) -> Box<[String]> {
         (0..self.nranks)
             .map(|rank| {
                 if !self.fabric.local.contains(&rank) {
                     return format!("rank {rank} runs in another process (its own report says where it is)");
                 }
-                self.ranks[rank].report(rank)
+                self.rank_report(rank)
             })
             .collect()
+    }
+
+    /// One rank's part of [`Shared::progress_report`].
+    fn rank_report(&self, rank: usize) -> String {
+        let progress = &self.ranks[rank];
+        let entries = progress.recorder.entries();
+        let started = progress.started.0.load(Ordering::Acquire);
+        let past = progress.past.0.load(Ordering::Acquire);
+        let completed = progress.completed.0.load(Ordering::Acquire);
+        let issued = progress.issued.0.load(Ordering::Relaxed);
+        let named = |seq: u64| {
+            let label = entries.iter().rev().find(|e| e.seq == seq).and_then(|e| e.label.as_ref());
+            let what = label.map_or_else(|| "a collective".to_owned(), Label::describe);
+            format!("{what} (call #{seq})")
+        };
+        let done = if completed == 0 { "none".to_owned() } else { named(completed) };
+        let running = entries.last().filter(|e| e.state == State::Running);
+        let mut report = if started > past {
+            let label = entries.iter().rev().find(|e| e.seq == started).and_then(|e| e.label.as_ref());
+            let waiting = self.waiting(rank, label).map(|w| format!(", {w}")).unwrap_or_default();
+            format!("rank {rank} is in {}{waiting}, last completed {done}", named(started))
+        } else if let Some(task) = running.filter(|e| e.seq == 0).and_then(|e| e.label.as_ref()) {
+            format!("rank {rank} is in {}, last completed collective {done}", task.describe())
+        } else {
+            format!("rank {rank} is in no collective or kernel, last completed {done}")
+        };
+        let queued = issued.saturating_sub(started.max(past));
+        if queued > 0 {
+            report.push_str(&format!(", {queued} more call{} queued", if queued == 1 { "" } else { "s" }));
+        }
+        if !entries.is_empty() {
+            let calls = describe_entries(&entries, |e| self.running_state(rank, e));
+            report.push_str(&format!("; its last calls: {}", calls.join(", ")));
+        }
+        report
+    }
+
+    /// How a call still in flight on `rank` stands: running, or waiting on whom.
+    pub(crate) fn running_state(&self, rank: usize, entry: &Entry) -> String {
+        match (entry.seq, self.waiting(rank, entry.label.as_ref())) {
+            (seq, Some(waiting)) if seq != 0 => waiting,
+            _ => "running".into(),
+        }
+    }
+
+    /// The wait `rank`'s call (labelled `label`) is in, once it left its spin phase: "waiting
+    /// on rank 2 for 12 ms". Peers are named by world rank.
+    fn waiting(&self, rank: usize, label: Option<&Label>) -> Option<String> {
+        let watch = &self.ranks[rank].watch.0;
+        let since = watch.since_ns.load(Ordering::Acquire);
+        if since == 0 {
+            return None;
+        }
+        let group = label.and_then(Label::parts).and_then(|(_, _, group)| group.cloned());
+        let world = |member: usize| group.as_ref().and_then(|g| g.get(member).copied()).unwrap_or(member);
+        let own = group.as_ref().map_or(Some(rank), |g| g.iter().position(|&r| r == rank));
+        let elapsed = crate::trace::clock::monotonic_ns().saturating_sub(since) / 1_000_000;
+        let peer = watch.peer.load(Ordering::Relaxed);
+        let whom = if peer >= 0 {
+            format!("rank {}", world(peer as usize))
+        } else {
+            let row_off = watch.row_off.load(Ordering::Relaxed) as usize;
+            let row_len = watch.row_len.load(Ordering::Relaxed).max(0) as usize;
+            let expected = watch.expected.load(Ordering::Relaxed);
+            let at_least = watch.cmp.load(Ordering::Relaxed) == pld_model::WaitCmp::Ge as i32;
+            let fits = row_off % 4 == 0 && row_off + 4 * row_len <= self.heap().capacity();
+            let missing: Vec<usize> = (0..if fits { row_len } else { 0 })
+                .filter(|&i| Some(i) != own)
+                .filter(|&i| {
+                    // SAFETY: the row lies inside the rank's window (checked above), which lives
+                    // as long as the world; signal cells are only accessed atomically.
+                    let cell = unsafe { &*self.heap().base(rank).add(row_off + 4 * i).cast::<AtomicI32>() };
+                    let v = cell.load(Ordering::SeqCst);
+                    if at_least { v < expected } else { v != expected }
+                })
+                .map(world)
+                .collect();
+            match missing.as_slice() {
+                [] => "a peer".to_owned(),
+                [one] => format!("rank {one}"),
+                more => format!("ranks {more:?}"),
+            }
+        };
+        Some(format!("waiting on {whom} for {elapsed} ms"))
+    }
+
+    /// Writes the flight recorders of this process's ranks where `PLD_TRACE_ON_ERROR` says,
+    /// once (at the first root-cause failure).
+    fn dump_flight_recorders(&self) {
+        if self.tracer.on_error.is_none() {
+            return;
+        }
+        let ranks: Vec<(usize, Vec<Entry>)> =
+            self.fabric.local.clone().map(|rank| (rank, self.ranks[rank].recorder.entries())).collect();
+        self.tracer.dump_on_error(&ranks, |rank, entry| self.running_state(rank, entry));
     }
 
     /// Records that `rank` is past its collective call `seq` (its task number, over every
@@ -351,7 +464,7 @@ impl Shared {
         });
         for untaken in found {
             let call = describe_words(untaken.own);
-            self.record_failure(untaken.sender, untaken.error(call), None);
+            self.record_failure(untaken.sender, untaken.error(call, self.progress_report()), None);
         }
     }
 

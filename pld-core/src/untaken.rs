@@ -29,7 +29,7 @@ pub(crate) struct Untaken {
 
 impl Untaken {
     /// The mismatch, found in `call` (the sender's call at hand, or the untaken one itself).
-    pub(crate) fn error(&self, call: String) -> Error {
+    pub(crate) fn error(&self, call: String, ranks: Box<[String]>) -> Error {
         // The header of an untaken message holds its plain call number.
         let (sender, reader, seq) = (self.sender, self.reader, self.own.seq);
         Error::MismatchedCall {
@@ -42,6 +42,7 @@ impl Untaken {
                 format!("a call #{seq} that never took rank {sender}'s message (it did not wait for rank {sender})")
             },
             own_call: format!("{}, whose message rank {reader} passed by without taking it", describe_words(self.own)),
+            ranks,
         }
     }
 }

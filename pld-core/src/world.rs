@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::memory::{LlArea, SymmetricHeap};
 use crate::rank::{RankState, Task};
 use crate::shared::{Shared, Tuning};
+use crate::trace::Tracer;
 use crate::transport::{Fabric, local};
 
 impl WorldBuilder {
@@ -106,7 +107,15 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
         follow_cpus,
     };
     let local = fabric.local.clone();
-    let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll, (p2p_off, p2p_depth)));
+    let tracer = Tracer::new(
+        settings.trace.as_deref(),
+        settings.trace_on_error.as_deref(),
+        fabric.launcher,
+        nranks,
+        local.clone(),
+        fabric.started_ns,
+    );
+    let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll, (p2p_off, p2p_depth), tracer));
     let mut queues: Vec<Option<Sender<Task>>> = (0..nranks).map(|_| None).collect();
     let mut workers = Vec::with_capacity(local.len());
     for rank in local {
@@ -288,6 +297,10 @@ impl Drop for World {
         self.queues.clear();
         for worker in self.workers.drain(..) {
             let _ = worker.join();
+        }
+        // Every rank's events are handed over by now (a host hands its own over when it ends).
+        if let Err(error) = self.shared.tracer.write() {
+            eprintln!("pld: {error}");
         }
     }
 }

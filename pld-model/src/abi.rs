@@ -5,7 +5,7 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 12;
+pub const ABI_VERSION: u32 = 13;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
@@ -135,6 +135,18 @@ impl AbiLayout {
         ("pld_ctx", "scratch_bytes"),
         ("pld_ctx", "ops"),
         ("pld_ctx", "diag"),
+        ("pld_ctx", "watch"),
+        ("pld_watch", ""),
+        ("pld_watch", "wait_ticks"),
+        ("pld_watch", "timed"),
+        ("pld_watch", "ll"),
+        ("pld_watch", "since_ns"),
+        ("pld_watch", "cell_off"),
+        ("pld_watch", "row_off"),
+        ("pld_watch", "row_len"),
+        ("pld_watch", "expected"),
+        ("pld_watch", "cmp"),
+        ("pld_watch", "peer"),
         ("pld_ops", ""),
         ("pld_ops", "data"),
         ("pld_ops", "sleep"),

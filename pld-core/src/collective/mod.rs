@@ -152,6 +152,14 @@ impl Host<'_> {
     ) -> Result<()> {
         let kernel = builtins()?.kernel(variant);
         let shared = self.world().shared();
+        // A trace shows each call's operands, size and algorithm (built only while tracing).
+        let traced = shared.tracer.tracing().then(|| {
+            let windows = plan.operands.iter().map(|(role, o)| format!("{role} = `{}`", o.name()));
+            let windows = windows.collect::<Vec<_>>().join(", ");
+            let bytes = (count * dtype.map_or(0, DType::size)) as u64;
+            plan.call.traced(windows, bytes, algorithm(variant.kind))
+        });
+        let call_label = traced.as_ref().unwrap_or(&plan.call);
         let signal_alloc = plan.signal.alloc();
         args.signal_off = signal_alloc.offset() as u64;
         args.flags = if shared.settings.check_calls { CollArgs::CHECK_CALLS } else { 0 };
@@ -201,8 +209,8 @@ impl Host<'_> {
             numbered.store(fingerprint.seq, Ordering::Relaxed);
             job.args.call = fingerprint.words();
             job.comm = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
-            let label = if comms.is_empty() { None } else { Some(plan.call.in_group(&comm.members)) };
-            let call = label.as_ref().unwrap_or(&plan.call);
+            let label = if comms.is_empty() { None } else { Some(call_label.in_group(&comm.members)) };
+            let call = label.as_ref().unwrap_or(call_label);
             queued |= self.submit(rank, call, seq, Some(signal), Submission::Kernel(&job));
         }
         // Across processes every host must free windows at the same point of its program, or
@@ -542,7 +550,8 @@ impl Host<'_> {
                 _ => None,
             };
             let call = format!("the premultiplication of `{}` by {scalar} on rank {rank}", target.name());
-            self.local_pass::<T>(rank, call, offset, len, move |data| {
+            let name = format!("premultiply `{}`", target.name());
+            self.local_pass::<T>(rank, (name, call), offset, len, move |data| {
                 if let Some(saved) = &saved {
                     *saved.lock().unwrap_or_else(|p| p.into_inner()) = bytemuck::cast_slice(data).to_vec();
                 }
@@ -559,7 +568,7 @@ impl Host<'_> {
     fn local_pass<T: Element>(
         &self,
         rank: usize,
-        call: String,
+        (name, call): (String, String),
         offset: usize,
         len: usize,
         pass: impl FnOnce(&mut [T]) + Send + 'static,
@@ -570,7 +579,7 @@ impl Host<'_> {
             pass(unsafe { std::slice::from_raw_parts_mut(state.local_base().add(offset).cast::<T>(), len) });
             Ok(())
         };
-        self.submit(rank, &Label::text(call), 0, None, Submission::Work(Box::new(work)));
+        self.submit(rank, &Label::work("local pass", name, call, None), 0, None, Submission::Work(Box::new(work)));
     }
 
     /// Puts back, after a `premul_sum` call, every element of `target` outside each member's
@@ -578,7 +587,8 @@ impl Host<'_> {
     fn restore_unreduced<T: Element>(&self, restores: Vec<Restore>, target: &Window<'_, T>) {
         for Restore { rank, keep, saved } in restores {
             let call = format!("the restore of `{}` after premul_sum on rank {rank}", target.name());
-            self.local_pass::<T>(rank, call, target.offset(), target.len(), move |data| {
+            let name = format!("restore `{}`", target.name());
+            self.local_pass::<T>(rank, (name, call), target.offset(), target.len(), move |data| {
                 let saved: Vec<u8> = std::mem::take(&mut *saved.lock().unwrap_or_else(|p| p.into_inner()));
                 let saved: &[T] = bytemuck::cast_slice(&saved);
                 for (i, (x, old)) in data.iter_mut().zip(saved).enumerate() {
@@ -617,7 +627,8 @@ impl Host<'_> {
             let Some(range) = region(member) else { continue };
             let (offset, len) = (target.offset() + range.start * size_of::<T>(), range.len());
             let call = format!("the division of `{}` by {size} (op = avg) on rank {rank}", target.name());
-            self.local_pass::<T>(rank, call, offset, len, move |data| {
+            let name = format!("divide `{}`", target.name());
+            self.local_pass::<T>(rank, (name, call), offset, len, move |data| {
                 for x in data {
                     *x = T::average(*x, size);
                 }
@@ -739,6 +750,18 @@ impl Host<'_> {
     pub fn barrier(&self, opts: Opts<'_>) -> Result<()> {
         let plan = self.plan(Collective::Barrier, CallWhat::Barrier, Location::caller(), opts.common, &[])?;
         self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0, 0))
+    }
+}
+
+/// The algorithm a kernel runs, for traces (a kernel that moved its data as LL messages is
+/// shown as `LL` instead).
+fn algorithm(kind: KernelKind) -> &'static str {
+    match kind {
+        KernelKind::AllReduceMesh => "one-shot",
+        KernelKind::AllReduceTwoShot => "two-shot",
+        KernelKind::AllReduceRing => "ring",
+        KernelKind::Barrier => "signals",
+        _ => "direct",
     }
 }
 

@@ -300,7 +300,19 @@ impl Host<'_> {
             ops.sort_by_key(|p| (p.op.peer, p.op.is_send));
             let sends = ops.iter().filter(|p| p.is_send()).count() as u32;
             let what = CallWhat::SendRecv { sends, receives: ops.len() as u32 - sends };
-            let label = Label::Call(what, ops[0].location);
+            let mut label = Label::Call(what, ops[0].location);
+            if shared.tracer.tracing() {
+                let windows = ops
+                    .iter()
+                    .map(|p| {
+                        let (dir, peer) = if p.is_send() { ("to", "rank") } else { ("from", "rank") };
+                        format!("`{}` {dir} {peer} {}", p.window.name(), p.op.peer)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let bytes = ops.iter().map(|p| p.op.bytes).sum();
+                label = label.traced(windows, bytes, "direct");
+            }
             let task = &shared.ranks[rank].issued.0;
             let seq = task.load(Ordering::Relaxed) + 1;
             task.store(seq, Ordering::Relaxed);
@@ -367,6 +379,7 @@ fn batch_failure(state: &RankState, status: i32, ops: &[Pending]) -> Error {
                 peer,
                 peer_call: format!("{peer_verb} of {}", describe_words(words(op.op.peer_what))),
                 own_call: format!("{own_verb} of {}", describe_words(words(op.op.what))),
+                ranks: shared.progress_report(),
             }
         }
         Some(DeviceStatus::Timeout) => {

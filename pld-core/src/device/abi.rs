@@ -3,6 +3,7 @@
 
 use std::ffi::c_void;
 use std::mem::{offset_of, size_of};
+use std::sync::atomic::{AtomicI32, AtomicU64};
 
 use pld_model::AbiLayout;
 
@@ -66,6 +67,25 @@ pub(crate) struct Ctx {
     pub scratch_bytes: u64,
     pub ops: *const Ops,
     pub diag: *mut Diag,
+    pub watch: *const Watch,
+}
+
+/// `pld_watch`: what a rank's call shows the runtime while it runs (its wait time when traced,
+/// whether it used LL messages, the wait it is in). Atomics: other threads read the wait in
+/// progress for hang reports.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub(crate) struct Watch {
+    pub wait_ticks: AtomicU64,
+    pub timed: AtomicI32,
+    pub ll: AtomicI32,
+    pub since_ns: AtomicU64,
+    pub cell_off: AtomicU64,
+    pub row_off: AtomicU64,
+    pub row_len: AtomicI32,
+    pub expected: AtomicI32,
+    pub cmp: AtomicI32,
+    pub peer: AtomicI32,
 }
 
 /// `pld_coll_args`: the arguments of every builtin collective kernel.
@@ -158,6 +178,18 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_ctx", "scratch_bytes") => offset_of!(Ctx, scratch_bytes),
                 ("pld_ctx", "ops") => offset_of!(Ctx, ops),
                 ("pld_ctx", "diag") => offset_of!(Ctx, diag),
+                ("pld_ctx", "watch") => offset_of!(Ctx, watch),
+                ("pld_watch", "") => size_of::<Watch>(),
+                ("pld_watch", "wait_ticks") => offset_of!(Watch, wait_ticks),
+                ("pld_watch", "timed") => offset_of!(Watch, timed),
+                ("pld_watch", "ll") => offset_of!(Watch, ll),
+                ("pld_watch", "since_ns") => offset_of!(Watch, since_ns),
+                ("pld_watch", "cell_off") => offset_of!(Watch, cell_off),
+                ("pld_watch", "row_off") => offset_of!(Watch, row_off),
+                ("pld_watch", "row_len") => offset_of!(Watch, row_len),
+                ("pld_watch", "expected") => offset_of!(Watch, expected),
+                ("pld_watch", "cmp") => offset_of!(Watch, cmp),
+                ("pld_watch", "peer") => offset_of!(Watch, peer),
                 ("pld_ops", "") => size_of::<Ops>(),
                 ("pld_ops", "data") => offset_of!(Ops, data),
                 ("pld_ops", "sleep") => offset_of!(Ops, sleep),

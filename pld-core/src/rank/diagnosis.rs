@@ -103,7 +103,7 @@ impl RankState {
             Some(DeviceStatus::Mismatch) if diag.value > 0 => {
                 let reader = world_rank(comm, diag.index.max(0) as usize);
                 crate::untaken::found_by_kernel(self.shared.heap(), rank, reader, diag.cell_off, diag.peer_call)
-                    .error(call)
+                    .error(call, self.shared.progress_report())
             }
             Some(DeviceStatus::Mismatch) => Error::MismatchedCall {
                 rank,
@@ -111,6 +111,7 @@ impl RankState {
                 peer: world_rank(comm, diag.index.max(0) as usize),
                 peer_call: describe_words(diag.peer_call),
                 own_call: describe_words(own_call),
+                ranks: self.shared.progress_report(),
             },
             Some(DeviceStatus::BadCount) => Error::InvalidCount {
                 rank,

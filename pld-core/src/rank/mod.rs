@@ -14,6 +14,9 @@ use crate::device::KernelSource;
 use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn};
 use crate::error::{Error, Result};
 use crate::shared::{Shared, WaitLimits};
+use crate::trace::clock::ticks;
+use crate::trace::recorder::{SiteCache, State};
+use crate::trace::{CHUNK, Event};
 
 mod diagnosis;
 mod task;
@@ -34,15 +37,28 @@ pub(crate) struct RankState {
     shared: Arc<Shared>,
     /// Private scratch memory lent to kernels (u64 for 8-byte alignment).
     scratch: Vec<u64>,
-    /// The call site this state last recorded in the rank's progress, with the rank's count
-    /// of changes after it.
-    recorded: Option<(u64, Label)>,
+    /// The call sites this thread recorded in the rank's flight recorder.
+    sites: SiteCache,
+    /// With a trace: the events this thread recorded and has not handed over yet.
+    events: Vec<Event>,
+}
+
+impl Drop for RankState {
+    fn drop(&mut self) {
+        self.shared.tracer.hand_over(std::mem::take(&mut self.events));
+    }
 }
 
 impl RankState {
     /// A rank's device state for a host that runs its rank's calls itself.
     pub(crate) fn new(rank: usize, shared: &Arc<Shared>) -> RankState {
-        RankState { rank, shared: Arc::clone(shared), scratch: Vec::new(), recorded: None }
+        RankState {
+            rank,
+            shared: Arc::clone(shared),
+            scratch: Vec::new(),
+            sites: SiteCache::default(),
+            events: Vec::new(),
+        }
     }
 
     /// Runs a task on the calling thread: the worker's, or a host's that runs its rank's calls
@@ -102,21 +118,16 @@ impl RankState {
         shared: &Shared,
         work: impl FnOnce(&mut RankState) -> Result<()>,
     ) {
+        let progress = &shared.ranks[self.rank];
+        let timed = shared.tracer.timed;
+        let start = if timed { ticks() } else { 0 };
+        let entry = progress.recorder.enabled().then(|| progress.recorder.begin(call, seq, start, &mut self.sites));
         if seq != 0 {
-            let progress = &shared.ranks[self.rank];
-            let started = &progress.started.0;
-            // Another RankState of this rank (its worker, or its inline host) may have recorded
-            // a call since this one did: the count of changes says so. Relaxed: the two never
-            // run at once, and hand over through the queue.
-            let changes = started.label_changes.load(Ordering::Relaxed);
-            if !matches!(&self.recorded, Some((c, label)) if *c == changes && label.same_site(call)) {
-                progress.sites.0.lock().unwrap_or_else(|p| p.into_inner()).record(call, seq);
-                started.label_changes.store(changes + 1, Ordering::Relaxed);
-                self.recorded = Some((changes + 1, call.clone()));
-            }
-            started.seq.store(seq, Ordering::Release);
-        } else {
-            *shared.ranks[self.rank].task.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(call.clone());
+            progress.started.0.store(seq, Ordering::Release);
+        }
+        if timed {
+            progress.watch.0.wait_ticks.store(0, Ordering::Relaxed);
+            progress.watch.0.ll.store(0, Ordering::Relaxed);
         }
         let error = if shared.aborted() {
             // A call already failed: this task would wait on a rank that stopped.
@@ -131,16 +142,30 @@ impl RankState {
                 }
             }
         };
+        let (end, wait) = match timed {
+            true => (ticks(), progress.watch.0.wait_ticks.load(Ordering::Relaxed)),
+            false => (0, 0),
+        };
+        if let Some(entry) = entry {
+            let state = if error.is_none() { State::Done } else { State::Failed };
+            progress.recorder.end(entry, state, end, wait);
+        }
+        if shared.tracer.tracing() {
+            let ll = progress.watch.0.ll.load(Ordering::Relaxed) != 0;
+            let rank = self.rank;
+            self.events.push(Event { label: call.clone(), rank, seq, start, end, wait, ll, ok: error.is_none() });
+            if self.events.len() >= CHUNK {
+                shared.tracer.hand_over(std::mem::take(&mut self.events));
+            }
+        }
         if seq != 0 {
             if error.is_none() {
-                shared.ranks[self.rank].completed.0.store(seq, Ordering::Release);
+                progress.completed.0.store(seq, Ordering::Release);
             }
             shared.mark_past(self.rank, seq);
             if let Some(call) = comm {
                 call.comm().mark_past(shared.heap(), call.member, call.seq);
             }
-        } else {
-            *shared.ranks[self.rank].task.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
         if let Some(error) = error {
             shared.record_failure(self.rank, error, signal);
@@ -200,6 +225,11 @@ impl RankState {
         }
         let shared = &*self.shared;
         let mut diag = Diag::default();
+        let watch = &shared.ranks[self.rank].watch.0;
+        // A wait a failed call left on record is not this call's.
+        if watch.since_ns.load(Ordering::Relaxed) != 0 {
+            watch.since_ns.store(0, Ordering::Relaxed);
+        }
         let member = comm.member(self.rank).expect("a rank runs only its communicators' calls");
         // The wait of every call follows the ranks busy now.
         let limits = shared.tuning.limits(shared.busy.load(Ordering::Relaxed));
@@ -225,6 +255,7 @@ impl RankState {
             scratch_bytes: (self.scratch.len() * 8) as u64,
             ops: comm.ops(),
             diag: &mut diag,
+            watch,
         };
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
         // argument struct the kernel expects (built by the caller from the same contract).

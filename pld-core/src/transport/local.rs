@@ -23,5 +23,6 @@ pub(crate) fn fabric(nranks: usize, heap: SymmetricHeap) -> Fabric {
         on_failure: None,
         transport_only: false,
         agree_on_allocation: None,
+        started_ns: crate::trace::clock::monotonic_ns(),
     }
 }

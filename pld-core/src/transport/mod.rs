@@ -39,6 +39,9 @@ pub(crate) struct Fabric {
     /// Called after each allocation of a host when ranks live in several processes: a barrier
     /// that also checks every rank allocated the same window, or names the rank that could not.
     pub(crate) agree_on_allocation: Option<AgreeOnAllocation>,
+    /// `CLOCK_MONOTONIC` ns when this process left the launcher's last start-up exchange (every
+    /// process leaves it together: traces of several hosts are aligned on it).
+    pub(crate) started_ns: u64,
 }
 
 impl Fabric {

@@ -179,6 +179,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         // Every window exists (and the control cells are zero) before any rank uses them.
         check("MPI_Barrier", ffi::MPI_Barrier(world()))?;
     }
+    let started_ns = crate::trace::clock::monotonic_ns();
     state.ops.data = (&raw const *state).cast_mut().cast();
     let local: Vec<bool> = (0..nranks).map(|r| r == rank as usize).collect();
     let heap = SymmetricHeap::external(&bases, &local, capacity);
@@ -196,6 +197,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         on_failure: Some(abort_job),
         transport_only: rma,
         agree_on_allocation: Some(agree_on_allocation),
+        started_ns,
     };
     Ok((fabric, settings))
 }

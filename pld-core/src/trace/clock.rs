@@ -1,0 +1,78 @@
+//! The clocks of the flight recorder and traces: a cheap tick counter read per call (the
+//! time-stamp counter on x86, which kernels read too: `pld_ticks`), turned into
+//! `CLOCK_MONOTONIC` nanoseconds once, when a trace is written. Every process of one host
+//! shares `CLOCK_MONOTONIC`, so their traces line up without adjustment.
+
+use rustix::time::{ClockId, clock_gettime};
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+pub(crate) fn monotonic_ns() -> u64 {
+    let ts = clock_gettime(ClockId::Monotonic);
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
+}
+
+/// The tick counter (as `pld_ticks` in `pld_device.h`).
+#[inline(always)]
+pub(crate) fn ticks() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC is in every x86-64 CPU; it reads a counter and touches no memory.
+        #[allow(unused_unsafe)]
+        unsafe {
+            core::arch::x86_64::_rdtsc()
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        monotonic_ns()
+    }
+}
+
+/// Ticks to `CLOCK_MONOTONIC` nanoseconds, from two readings of both clocks: one when the
+/// world started, one now (a constant-rate counter: every x86-64 CPU since 2008).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TickScale {
+    ticks: u64,
+    ns: u64,
+    ns_per_tick: f64,
+}
+
+/// Both clocks read together.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Anchor {
+    ticks: u64,
+    ns: u64,
+}
+
+impl Anchor {
+    pub(crate) fn now() -> Anchor {
+        Anchor { ticks: ticks(), ns: monotonic_ns() }
+    }
+}
+
+impl TickScale {
+    /// The scale between `start` and now (at least a millisecond apart, so the rate is exact
+    /// to a part in a million or better).
+    pub(crate) fn since(start: Anchor) -> TickScale {
+        let mut end = Anchor::now();
+        while end.ns.saturating_sub(start.ns) < 1_000_000 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            end = Anchor::now();
+        }
+        let ns_per_tick = match end.ticks.checked_sub(start.ticks) {
+            Some(t) if t > 0 => (end.ns - start.ns) as f64 / t as f64,
+            _ => 1.0,
+        };
+        TickScale { ticks: start.ticks, ns: start.ns, ns_per_tick }
+    }
+
+    /// A tick reading as monotonic nanoseconds.
+    pub(crate) fn ns(&self, ticks: u64) -> f64 {
+        self.ns as f64 + (ticks as f64 - self.ticks as f64) * self.ns_per_tick
+    }
+
+    /// A tick count as nanoseconds.
+    pub(crate) fn span_ns(&self, ticks: u64) -> f64 {
+        ticks as f64 * self.ns_per_tick
+    }
+}

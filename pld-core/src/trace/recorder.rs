@@ -1,0 +1,281 @@
+//! The flight recorder: each rank's last calls in a fixed ring, always on (64 by default,
+//! `PLD_FLIGHT_RECORDER`), for hang reports and mismatch errors. One thread at a time writes a
+//! rank's ring (its worker, or its host running a call inline: they hand over through the
+//! queue); any thread may read it, so every slot is a small seqlock of atomics, and a call costs
+//! a few plain stores. Labels are interned: a slot names its call site by index, so recording a
+//! call clones nothing and takes no lock unless its site is new to the recording thread.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering, fence};
+
+use crate::call::Label;
+
+/// How an entry's call went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum State {
+    Running = 1,
+    Done = 2,
+    Failed = 3,
+}
+
+impl State {
+    fn from_u8(v: u8) -> State {
+        match v {
+            2 => State::Done,
+            3 => State::Failed,
+            _ => State::Running,
+        }
+    }
+}
+
+/// One rank's ring.
+pub(crate) struct Recorder {
+    ring: Box<[Slot]>,
+    /// Entries begun so far: the next entry's number.
+    next: AtomicU64,
+    sites: Mutex<Sites>,
+}
+
+#[derive(Default)]
+struct Slot {
+    /// The entry's number + 1 once written; 0 while it is being written.
+    stamp: AtomicU64,
+    /// The rank's collective call number (0: work that is not a collective).
+    seq: AtomicU64,
+    site: AtomicU32,
+    state: AtomicU8,
+    /// Ticks at the start and end, and spent waiting (timed recorders only; else 0).
+    start: AtomicU64,
+    end: AtomicU64,
+    wait: AtomicU64,
+}
+
+/// The labels of the calls recorded, by index; at most [`Sites::MAX`], then one shared entry.
+#[derive(Default)]
+struct Sites {
+    labels: Vec<Label>,
+    /// Work labels by text (each staging call makes a new one).
+    texts: HashMap<String, u32>,
+}
+
+impl Sites {
+    /// Distinct call sites kept; a program that makes more (new groups in a loop) has the rest
+    /// recorded as "a call".
+    const MAX: usize = 4096;
+    const OVERFLOW: u32 = u32::MAX;
+}
+
+/// An entry read back.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    pub(crate) seq: u64,
+    pub(crate) label: Option<Label>,
+    pub(crate) state: State,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) wait: u64,
+}
+
+impl std::fmt::Debug for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// A recording thread's cache of interned sites (its last one first).
+#[derive(Default)]
+pub(crate) struct SiteCache {
+    last: Option<(Label, u32)>,
+    known: Vec<(Label, u32)>,
+}
+
+impl Recorder {
+    pub(crate) fn new(calls: usize) -> Recorder {
+        Recorder {
+            ring: (0..calls).map(|_| Slot::default()).collect(),
+            next: AtomicU64::new(0),
+            sites: Mutex::new(Sites::default()),
+        }
+    }
+
+    /// Whether it records at all.
+    pub(crate) fn enabled(&self) -> bool {
+        !self.ring.is_empty()
+    }
+
+    /// The index of `label`'s site, interned on first sight.
+    fn site(&self, label: &Label, cache: &mut SiteCache) -> u32 {
+        if let Some((last, id)) = &cache.last
+            && last.same_site(label)
+        {
+            return *id;
+        }
+        let id = match cache.known.iter().find(|(known, _)| known.same_site(label)) {
+            Some((_, id)) => *id,
+            None => {
+                let mut sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
+                let text = match label {
+                    Label::Work(work) => Some(&work.text),
+                    _ => None,
+                };
+                match text.and_then(|t| sites.texts.get(t)) {
+                    Some(&id) => id,
+                    None if sites.labels.len() >= Sites::MAX => Sites::OVERFLOW,
+                    None => {
+                        let id = sites.labels.len() as u32;
+                        sites.labels.push(label.clone());
+                        if let Some(text) = text {
+                            sites.texts.insert(text.clone(), id);
+                        }
+                        // Work labels are new objects each time: caching them would only grow.
+                        if text.is_none() && cache.known.len() < Sites::MAX {
+                            cache.known.push((label.clone(), id));
+                        }
+                        id
+                    }
+                }
+            }
+        };
+        cache.last = Some((label.clone(), id));
+        id
+    }
+
+    /// Records that the rank starts `label` (collective call `seq`, 0 for other work) at
+    /// `start` ticks (0 untimed); returns the entry's number for [`Recorder::end`].
+    #[inline]
+    pub(crate) fn begin(&self, label: &Label, seq: u64, start: u64, cache: &mut SiteCache) -> u64 {
+        let site = self.site(label, cache);
+        let number = self.next.load(Ordering::Relaxed);
+        let slot = &self.ring[(number % self.ring.len() as u64) as usize];
+        slot.stamp.store(0, Ordering::Relaxed);
+        fence(Ordering::Release);
+        slot.seq.store(seq, Ordering::Relaxed);
+        slot.site.store(site, Ordering::Relaxed);
+        slot.state.store(State::Running as u8, Ordering::Relaxed);
+        slot.start.store(start, Ordering::Relaxed);
+        slot.end.store(0, Ordering::Relaxed);
+        slot.wait.store(0, Ordering::Relaxed);
+        slot.stamp.store(number + 1, Ordering::Release);
+        self.next.store(number + 1, Ordering::Release);
+        number
+    }
+
+    /// Records how entry `number` ended.
+    #[inline]
+    pub(crate) fn end(&self, number: u64, state: State, end: u64, wait: u64) {
+        let slot = &self.ring[(number % self.ring.len() as u64) as usize];
+        slot.end.store(end, Ordering::Relaxed);
+        slot.wait.store(wait, Ordering::Relaxed);
+        slot.state.store(state as u8, Ordering::Release);
+    }
+
+    /// The entries still in the ring, oldest first (one being rewritten now is left out).
+    pub(crate) fn entries(&self) -> Vec<Entry> {
+        if self.ring.is_empty() {
+            return Vec::new();
+        }
+        let next = self.next.load(Ordering::Acquire);
+        let first = next.saturating_sub(self.ring.len() as u64);
+        let raw: Vec<(u64, u32, Entry)> = (first..next)
+            .filter_map(|number| {
+                let slot = &self.ring[(number % self.ring.len() as u64) as usize];
+                let stamp = slot.stamp.load(Ordering::Acquire);
+                let state = State::from_u8(slot.state.load(Ordering::Acquire));
+                let entry = Entry {
+                    seq: slot.seq.load(Ordering::Relaxed),
+                    label: None,
+                    state,
+                    start: slot.start.load(Ordering::Relaxed),
+                    end: slot.end.load(Ordering::Relaxed),
+                    wait: slot.wait.load(Ordering::Relaxed),
+                };
+                let site = slot.site.load(Ordering::Relaxed);
+                fence(Ordering::Acquire);
+                (stamp == number + 1 && slot.stamp.load(Ordering::Relaxed) == stamp).then_some((number, site, entry))
+            })
+            .collect();
+        let sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
+        raw.into_iter()
+            .map(|(_, site, mut entry)| {
+                entry.label = sites.labels.get(site as usize).cloned();
+                entry
+            })
+            .collect()
+    }
+}
+
+/// The entries as text: runs of consecutive calls from one site and in one state are one item
+/// (`#3-#60 all_reduce(...) at f.rs:9:5: done (58 calls)`), so a loop reads as one line.
+pub(crate) fn describe_entries(entries: &[Entry], running: impl Fn(&Entry) -> String) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < entries.len() {
+        let e = &entries[i];
+        let mut j = i + 1;
+        if e.state != State::Running {
+            while j < entries.len()
+                && entries[j].state == e.state
+                && entries[j].seq != 0
+                && e.seq != 0
+                && entries[j].seq == entries[j - 1].seq + 1
+                && match (&entries[j].label, &e.label) {
+                    (Some(a), Some(b)) => a.same_site(b),
+                    _ => false,
+                }
+            {
+                j += 1;
+            }
+        }
+        let what = e.label.as_ref().map_or_else(|| "a call".to_owned(), Label::describe);
+        let number = match (e.seq, entries[j - 1].seq) {
+            (0, _) => String::new(),
+            (a, b) if a == b => format!("#{a} "),
+            (a, b) => format!("#{a}-#{b} "),
+        };
+        let state = match e.state {
+            State::Done => "done".to_owned(),
+            State::Failed => "failed".to_owned(),
+            State::Running => running(e),
+        };
+        let count = if j - i > 1 { format!(" ({} calls)", j - i) } else { String::new() };
+        items.push(format!("{number}{what}: {state}{count}"));
+        i = j;
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::call::CallWhat;
+
+    #[test]
+    fn keeps_the_last_calls_and_runs_them_together() {
+        let recorder = Recorder::new(4);
+        let mut cache = SiteCache::default();
+        let here = std::panic::Location::caller();
+        let call = Label::Call(CallWhat::Barrier, here);
+        for seq in 1..=6 {
+            let entry = recorder.begin(&call, seq, 0, &mut cache);
+            recorder.end(entry, State::Done, 0, 0);
+        }
+        let staging = Label::work("staging", "write `x`".into(), "write of `x` on rank 0".into(), None);
+        recorder.begin(&staging, 0, 0, &mut cache);
+        let entries = recorder.entries();
+        assert_eq!(entries.iter().map(|e| e.seq).collect::<Vec<_>>(), [4, 5, 6, 0]);
+        let text = describe_entries(&entries, |_| "running".into());
+        assert_eq!(text.len(), 2, "{text:?}");
+        assert!(text[0].starts_with("#4-#6 barrier() at "), "{text:?}");
+        assert!(text[0].ends_with(": done (3 calls)"), "{text:?}");
+        assert_eq!(text[1], "write of `x` on rank 0: running");
+    }
+
+    #[test]
+    fn records_nothing_with_no_slots() {
+        let recorder = Recorder::new(0);
+        assert!(!recorder.enabled());
+        assert!(recorder.entries().is_empty());
+    }
+}
