@@ -185,7 +185,20 @@ fn a_rank_that_never_arrives_is_named_with_every_rank_s_last_call() {
         // The rank that timed out reports itself in the barrier, after the all_reduce.
         let own = &ranks[*reporter];
         assert!(own.starts_with(&format!("rank {reporter} is in barrier() at tests/reliability.rs")), "{message}");
-        assert!(own.contains("(call #2), last completed all_reduce"), "{message}");
+        assert!(own.contains("(call #2), waiting on rank 1 for "), "{message}");
+        assert!(own.contains(" ms, last completed all_reduce"), "{message}");
+        // Every rank's flight recorder: rank 1's ends with its all_reduce done, the others' with
+        // the barrier still waiting on rank 1.
+        for (r, report) in ranks.iter().enumerate() {
+            assert!(report.contains("; its last calls: #1 all_reduce(mode = mesh"), "rank {r}: {message}");
+            match r {
+                1 => assert!(report.ends_with("tests/reliability.rs:169:18: done"), "{message}"),
+                _ => assert!(
+                    report.contains("#2 barrier() at tests/reliability.rs:171:22: waiting on rank 1"),
+                    "{message}"
+                ),
+            }
+        }
     }
     assert!(started.elapsed() < timeout * 10, "took {:?}", started.elapsed());
     assert_usable(&world);

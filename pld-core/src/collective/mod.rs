@@ -153,7 +153,7 @@ impl Host<'_> {
         let kernel = builtins()?.kernel(variant);
         let shared = self.world().shared();
         // A trace shows each call's operands, size and algorithm (built only while tracing).
-        let traced = shared.tracer.tracing().then(|| {
+        let traced = shared.tracer.timed.then(|| {
             let windows = plan.operands.iter().map(|(role, o)| format!("{role} = `{}`", o.name()));
             let windows = windows.collect::<Vec<_>>().join(", ");
             let bytes = (count * dtype.map_or(0, DType::size)) as u64;

@@ -301,7 +301,7 @@ impl Host<'_> {
             let sends = ops.iter().filter(|p| p.is_send()).count() as u32;
             let what = CallWhat::SendRecv { sends, receives: ops.len() as u32 - sends };
             let mut label = Label::Call(what, ops[0].location);
-            if shared.tracer.tracing() {
+            if shared.tracer.timed {
                 let windows = ops
                     .iter()
                     .map(|p| {

@@ -142,16 +142,18 @@ impl RankState {
                 }
             }
         };
-        let (end, wait) = match timed {
-            true => (ticks(), progress.watch.0.wait_ticks.load(Ordering::Relaxed)),
-            false => (0, 0),
+        let (end, wait, ll) = match timed {
+            true => {
+                let watch = &progress.watch.0;
+                (ticks(), watch.wait_ticks.load(Ordering::Relaxed), watch.ll.load(Ordering::Relaxed) != 0)
+            }
+            false => (0, 0, false),
         };
         if let Some(entry) = entry {
             let state = if error.is_none() { State::Done } else { State::Failed };
-            progress.recorder.end(entry, state, end, wait);
+            progress.recorder.end(entry, state, end, wait, ll);
         }
         if shared.tracer.tracing() {
-            let ll = progress.watch.0.ll.load(Ordering::Relaxed) != 0;
             let rank = self.rank;
             self.events.push(Event { label: call.clone(), rank, seq, start, end, wait, ll, ok: error.is_none() });
             if self.events.len() >= CHUNK {

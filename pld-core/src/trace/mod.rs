@@ -164,7 +164,7 @@ impl Tracer {
                     start: entry.start,
                     end: if entry.state == State::Running { now } else { entry.end },
                     wait: entry.wait,
-                    ll: false,
+                    ll: entry.ll,
                     ok: entry.state == State::Done,
                 };
                 out.push(call_event(&event, &scale, Some(&state)));

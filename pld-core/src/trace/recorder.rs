@@ -46,6 +46,8 @@ struct Slot {
     seq: AtomicU64,
     site: AtomicU32,
     state: AtomicU8,
+    /// Whether the call moved its data as LL messages (timed recorders only).
+    ll: AtomicU8,
     /// Ticks at the start and end, and spent waiting (timed recorders only; else 0).
     start: AtomicU64,
     end: AtomicU64,
@@ -76,6 +78,7 @@ pub(crate) struct Entry {
     pub(crate) start: u64,
     pub(crate) end: u64,
     pub(crate) wait: u64,
+    pub(crate) ll: bool,
 }
 
 impl std::fmt::Debug for Label {
@@ -164,8 +167,9 @@ impl Recorder {
 
     /// Records how entry `number` ended.
     #[inline]
-    pub(crate) fn end(&self, number: u64, state: State, end: u64, wait: u64) {
+    pub(crate) fn end(&self, number: u64, state: State, end: u64, wait: u64, ll: bool) {
         let slot = &self.ring[(number % self.ring.len() as u64) as usize];
+        slot.ll.store(u8::from(ll), Ordering::Relaxed);
         slot.end.store(end, Ordering::Relaxed);
         slot.wait.store(wait, Ordering::Relaxed);
         slot.state.store(state as u8, Ordering::Release);
@@ -190,6 +194,7 @@ impl Recorder {
                     start: slot.start.load(Ordering::Relaxed),
                     end: slot.end.load(Ordering::Relaxed),
                     wait: slot.wait.load(Ordering::Relaxed),
+                    ll: slot.ll.load(Ordering::Relaxed) != 0,
                 };
                 let site = slot.site.load(Ordering::Relaxed);
                 fence(Ordering::Acquire);
@@ -259,7 +264,7 @@ mod tests {
         let call = Label::Call(CallWhat::Barrier, here);
         for seq in 1..=6 {
             let entry = recorder.begin(&call, seq, 0, &mut cache);
-            recorder.end(entry, State::Done, 0, 0);
+            recorder.end(entry, State::Done, 0, 0, false);
         }
         let staging = Label::work("staging", "write `x`".into(), "write of `x` on rank 0".into(), None);
         recorder.begin(&staging, 0, 0, &mut cache);

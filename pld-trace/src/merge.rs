@@ -1,0 +1,89 @@
+//! The files of one MPI job's processes (`trace.<rank>.json`) on one timeline. Every process of
+//! one host reads the same `CLOCK_MONOTONIC`, so their events stay where they are; a second
+//! host's clock has another origin, so each host's events are shifted to line its `sync_ns`
+//! (when its processes left the launcher's start-up exchange, a barrier every process leaves
+//! together) up with the first host's. The residual skew is how far apart processes leave
+//! that exchange: measured on each host, where the clock is shared, as the spread of its
+//! files' `sync_ns`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+
+use crate::Trace;
+
+/// A merged trace and how its clocks were aligned.
+pub struct Merged {
+    /// The events of every file, shifted where needed.
+    pub trace: Trace,
+    /// Hosts seen, each with the shift applied to its events (microseconds).
+    pub shifts: BTreeMap<String, f64>,
+    /// The largest spread of `sync_ns` among one host's files (microseconds): how far apart
+    /// processes leave the start-up exchange, and so the skew left between hosts.
+    pub skew_us: f64,
+}
+
+/// Merges the traces at `paths` (each written by one process).
+pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
+    if paths.is_empty() {
+        bail!("no trace files to merge");
+    }
+    let traces: Vec<Trace> = paths.iter().map(|p| Trace::load(p.as_ref())).collect::<Result<_>>()?;
+    let host = |t: &Trace| t.other.get("host").and_then(Value::as_str).unwrap_or("?").to_owned();
+    let sync = |t: &Trace| t.other.get("sync_ns").and_then(Value::as_u64).unwrap_or(0) as f64 / 1e3;
+    let mut per_host: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for t in &traces {
+        per_host.entry(host(t)).or_default().push(sync(t));
+    }
+    // Each host's reference: the mean of its processes' sync points.
+    let reference: BTreeMap<String, f64> =
+        per_host.iter().map(|(h, s)| (h.clone(), s.iter().sum::<f64>() / s.len() as f64)).collect();
+    let first = reference[&host(&traces[0])];
+    let shifts: BTreeMap<String, f64> = reference.iter().map(|(h, r)| (h.clone(), first - r)).collect();
+    let skew_us = per_host
+        .values()
+        .map(|s| s.iter().cloned().fold(f64::MIN, f64::max) - s.iter().cloned().fold(f64::MAX, f64::min))
+        .fold(0.0, f64::max);
+    let mut raw = Vec::new();
+    let mut seen_meta = std::collections::HashSet::new();
+    for t in &traces {
+        let shift = shifts[&host(t)];
+        for e in &t.raw {
+            let mut e = e.clone();
+            if e["ph"] == "M" {
+                if !seen_meta.insert(e.to_string()) {
+                    continue;
+                }
+            } else if let Some(ts) = e["ts"].as_f64() {
+                e["ts"] = json!(ts + shift);
+            }
+            raw.push(e);
+        }
+    }
+    let nranks = traces.iter().map(Trace::nranks).max().unwrap_or(0);
+    let files: Vec<Value> = traces.iter().map(|t| t.other.clone()).collect();
+    let doc = json!({
+        "traceEvents": raw,
+        "displayTimeUnit": "ns",
+        "otherData": {
+            "writer": "pld-trace merge",
+            "nranks": nranks,
+            "clock": "CLOCK_MONOTONIC of the first file's host",
+            "host_shifts_us": shifts,
+            "skew_us": skew_us,
+            "files": files,
+        },
+    });
+    Ok(Merged { trace: Trace::from_json(doc)?, shifts, skew_us })
+}
+
+impl Merged {
+    /// Writes the merged trace.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let doc = json!({"traceEvents": self.trace.raw, "displayTimeUnit": "ns", "otherData": self.trace.other});
+        std::fs::write(path, serde_json::to_vec(&doc)?)?;
+        Ok(())
+    }
+}
