@@ -94,7 +94,8 @@ struct Args {
     /// Run a baseline side by side: `mpi` (the MPI `--mpi` names, through
     /// `bench/baselines/mpibench.c`, in each of its fastest settings), `all` (every installed MPI,
     /// the ratio against the best of them at each size), `unchecked` (pld without its
-    /// mismatched-call check: the check's cost) or `world` (with `--group-of`). pld and the
+    /// mismatched-call check: the check's cost), `tracing` (pld without its flight recorder,
+    /// with it, and tracing every call: their costs) or `world` (with `--group-of`). pld and the
     /// baseline run alternately `--repeat` times each and each size keeps its best time.
     #[arg(long)]
     baseline: Option<String>,
@@ -288,6 +289,7 @@ fn main() -> Result<()> {
         dtype,
         seconds: args.time,
         check_calls: true,
+        recording: measure::Recording::Recorder,
         host_per_rank: match args.hosts.as_str() {
             "per-rank" => true,
             "one" => false,
@@ -342,6 +344,24 @@ fn main() -> Result<()> {
             }
             (best, Some(Baseline::single("unchecked", "pld unchecked", pld_rows(&best_unchecked))))
         }
+        Some("tracing") => {
+            // Three worlds alternating: no flight recorder, the default one, a trace.
+            use measure::Recording;
+            let off = measure::Config { recording: Recording::Off, ..config };
+            let traced = measure::Config { recording: Recording::Trace, ..config };
+            let mut best = measured.rows;
+            let mut best_off = measure::sweep(&off, &sizes)?.rows;
+            let mut best_traced = measure::sweep(&traced, &sizes)?.rows;
+            for _ in 1..args.repeat.max(1) {
+                keep_best(&mut best_off, measure::sweep(&off, &sizes)?.rows);
+                keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);
+                keep_best(&mut best_traced, measure::sweep(&traced, &sizes)?.rows);
+            }
+            if measured.rank == 0 {
+                print!("{}", report::recording_costs(&config, &best_off, &best, &best_traced, args.repeat));
+            }
+            return Ok(());
+        }
         Some("world") => {
             // The same calls on a world as large as the group, alternating with the group's.
             let k = config.call_ranks();
@@ -353,7 +373,7 @@ fn main() -> Result<()> {
             }
             (best, Some(Baseline::single("world", "a world of the group's size", pld_rows(&best_alone))))
         }
-        Some(other) => bail!("unknown baseline `{other}` (`mpi`, `all`, `unchecked` or `world`)"),
+        Some(other) => bail!("unknown baseline `{other}` (`mpi`, `all`, `unchecked`, `tracing` or `world`)"),
     };
     if rows.iter().any(|r| r.wrong > 0) {
         bail!("wrong results on rank {} (see #wrong)", measured.rank);

@@ -25,6 +25,8 @@ pub struct Config {
     pub seconds: f64,
     /// Whether calls compare fingerprints (off only for `--baseline unchecked`).
     pub check_calls: bool,
+    /// What the world records (`--baseline tracing` compares the three).
+    pub recording: Recording,
     /// Whether every rank has a host thread of its own (`World::spmd`, the way MPI runs one
     /// process per rank) rather than one host driving every rank.
     pub host_per_rank: bool,
@@ -45,6 +47,17 @@ impl Config {
     pub fn call_ranks(&self) -> usize {
         self.group_of.unwrap_or(self.nranks)
     }
+}
+
+/// What a world records while it is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recording {
+    /// No flight recorder (`PLD_FLIGHT_RECORDER=0`).
+    Off,
+    /// The default: the flight recorder, no clock read per call.
+    Recorder,
+    /// A trace of every call (`PLD_TRACE`), written to /dev/null when the world ends.
+    Trace,
 }
 
 /// One size's result.
@@ -109,7 +122,7 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> 
     // Shapes are in the call's terms (a group's size under --group-of).
     let max = sizes.iter().map(|&b| shape(config.coll, b, k, elem).0).max().unwrap_or(1).max(1);
     // Two windows at the largest size, the counts and signals, and room for alignment.
-    let world = world(n, config.check_calls, 2 * k * max * elem + (1 << 20))?;
+    let world = world(n, config, 2 * k * max * elem + (1 << 20))?;
     let (n, launcher) = (world.nranks(), world.launcher());
     anyhow::ensure!(n == config.nranks, "the world has {n} ranks, the sweep was sized for {}", config.nranks);
     if config.host_per_rank && !pld::World::launched_by_mpi() {
@@ -247,14 +260,23 @@ fn print_above(progress: &ProgressBar, text: &str) {
 /// otherwise `n` ranks as threads.
 /// `window_bytes` per rank: what the sweep allocates (under MPI the window is committed shared
 /// memory, so it is sized to need).
-fn world(n: usize, check_calls: bool, window_bytes: usize) -> pld::Result<pld::World> {
+fn world(n: usize, config: &Config, window_bytes: usize) -> pld::Result<pld::World> {
+    let builder = |n| {
+        let builder = pld::World::builder(n).check_calls(config.check_calls);
+        match config.recording {
+            Recording::Off => builder.flight_recorder(0),
+            Recording::Recorder => builder,
+            // The cost of recording is measured, not of writing the file once the world ends.
+            Recording::Trace => builder.trace("/dev/null"),
+        }
+    };
     #[cfg(feature = "mpi")]
     if pld::World::launched_by_mpi() {
-        return pld::WorldBuilder::new(0).check_calls(check_calls).window_bytes(window_bytes).mpi();
+        return builder(0).window_bytes(window_bytes).mpi();
     }
     #[cfg(not(feature = "mpi"))]
     let _ = window_bytes; // only an MPI world is sized to need (the local heap is reserved, not committed)
-    pld::World::builder(n).check_calls(check_calls).local()
+    builder(n).local()
 }
 
 /// How long calls run before each size is timed.

@@ -149,6 +149,40 @@ pub fn footer(rows: &[Row], baseline: Option<&Baseline>) -> String {
 }
 
 /// The whole table at once (with a baseline, whose rows are known only at the end).
+/// `--baseline tracing`: the time a call takes without the flight recorder, with it (the
+/// default) and with a trace recorded, and the ratios to the first.
+pub fn recording_costs(config: &Config, off: &[Row], recorder: &[Row], traced: &[Row], repeat: usize) -> String {
+    let mut out = format!(
+        "# pld-bench {}  nranks={}  dtype={}  launcher={}: what recording costs (best of {repeat}, alternating)\n",
+        crate::bench_name(config.coll),
+        config.nranks,
+        config.dtype,
+        config.launcher
+    );
+    let _ = writeln!(
+        out,
+        "# {:>10} {:>10} {:>13} {:>11} {:>13} {:>11} {:>6}",
+        "size(B)", "off(us)", "recorder(us)", "traced(us)", "recorder/off", "traced/off", "#wrong"
+    );
+    for r in recorder {
+        let at = |rows: &[Row]| rows.iter().find(|o| o.bytes == r.bytes).map(|o| (o.time_us, o.wrong));
+        let (Some((off_us, off_wrong)), Some((traced_us, traced_wrong))) = (at(off), at(traced)) else { continue };
+        let _ = writeln!(
+            out,
+            "  {:>10} {:>10.3} {:>13.3} {:>11.3} {:>12.3}x {:>10.3}x {:>6}",
+            r.bytes,
+            off_us,
+            r.time_us,
+            traced_us,
+            r.time_us / off_us,
+            traced_us / off_us,
+            r.wrong + off_wrong + traced_wrong
+        );
+    }
+    out.push_str("# ratio = time / time without the flight recorder (1.03x: 3% slower)\n");
+    out
+}
+
 pub fn print(config: &Config, rows: &[Row], baseline: Option<&Baseline>) {
     println!("{}", header(config, baseline));
     for r in rows {
@@ -287,6 +321,7 @@ mod tests {
             dtype: DType::F32,
             seconds: 0.1,
             check_calls: true,
+            recording: crate::measure::Recording::Recorder,
             host_per_rank: true,
             stream: false,
             cpus: 2,

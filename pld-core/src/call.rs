@@ -203,8 +203,11 @@ impl Label {
     }
 
     /// Whether both label the same call from the same place (by identity: no string compare).
+    #[inline]
     pub(crate) fn same_site(&self, other: &Label) -> bool {
         match (self, other) {
+            (Label::Call(a, at_a), Label::Call(b, at_b)) => std::ptr::eq(*at_a, *at_b) && a == b,
+            (Label::Traced(a), Label::Traced(b)) if Arc::ptr_eq(a, b) => true,
             (Label::Work(a), Label::Work(b)) => Arc::ptr_eq(a, b),
             (Label::Work(_), _) | (_, Label::Work(_)) => false,
             (a, b) => match (a.parts(), b.parts()) {

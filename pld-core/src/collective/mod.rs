@@ -10,7 +10,7 @@ use pld_model::{
     AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, LL_MAX_BYTES, ReduceOp, TILE_BYTES,
 };
 
-use crate::call::{CallWhat, Label, SignalCells};
+use crate::call::{CallWhat, Label, SignalCells, TracedCall};
 use crate::device::abi::CollArgs;
 use crate::device::builtins;
 use crate::error::{Error, Result};
@@ -154,10 +154,8 @@ impl Host<'_> {
         let shared = self.world().shared();
         // A trace shows each call's operands, size and algorithm (built only while tracing).
         let traced = shared.tracer.timed.then(|| {
-            let windows = plan.operands.iter().map(|(role, o)| format!("{role} = `{}`", o.name()));
-            let windows = windows.collect::<Vec<_>>().join(", ");
             let bytes = (count * dtype.map_or(0, DType::size)) as u64;
-            plan.call.traced(windows, bytes, algorithm(variant.kind))
+            self.traced_label(&plan.call, plan.operands, bytes, algorithm(variant.kind))
         });
         let call_label = traced.as_ref().unwrap_or(&plan.call);
         let signal_alloc = plan.signal.alloc();
@@ -209,7 +207,7 @@ impl Host<'_> {
             numbered.store(fingerprint.seq, Ordering::Relaxed);
             job.args.call = fingerprint.words();
             job.comm = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
-            let label = if comms.is_empty() { None } else { Some(call_label.in_group(&comm.members)) };
+            let label = if comms.is_empty() { None } else { Some(self.in_group(call_label, &comm.members)) };
             let call = label.as_ref().unwrap_or(call_label);
             queued |= self.submit(rank, call, seq, Some(signal), Submission::Kernel(&job));
         }
@@ -224,6 +222,54 @@ impl Host<'_> {
             self.hold_in_flight(last_seq, windows.chain(own).chain([Arc::clone(signal_alloc)]));
         }
         Ok(())
+    }
+
+    /// The label a trace shows of a call: made once per call site, operands, size and
+    /// algorithm, and then reused (making one per call cost more than a small collective).
+    fn traced_label(
+        &self,
+        call: &Label,
+        operands: &[(&'static str, Operand<'_>)],
+        bytes: u64,
+        algorithm: &'static str,
+    ) -> Label {
+        let mut cache = self.traced.borrow_mut();
+        let same = |t: &TracedCall, names: &[String]| {
+            t.bytes == bytes
+                && std::ptr::eq(t.algorithm, algorithm)
+                && names.len() == operands.len()
+                && names.iter().zip(operands).all(|(n, (_, o))| n == o.name())
+        };
+        let hit = cache
+            .iter()
+            .find(|(site, names, label)| site.same_site(call) && matches!(label, Label::Traced(t) if same(t, names)));
+        if let Some((.., label)) = hit {
+            return label.clone();
+        }
+        if cache.len() >= 256 {
+            cache.clear();
+        }
+        let windows = operands.iter().map(|(role, o)| format!("{role} = `{}`", o.name())).collect::<Vec<_>>();
+        let label = call.traced(windows.join(", "), bytes, algorithm);
+        let names = operands.iter().map(|(_, o)| o.name().to_owned()).collect();
+        cache.push((call.clone(), names, label.clone()));
+        label
+    }
+
+    /// `label` as one group's part of the call; a traced label's made once per group and reused
+    /// (as [`Host::traced_label`] makes the label once).
+    fn in_group(&self, label: &Label, members: &Arc<[usize]>) -> Label {
+        let Label::Traced(base) = label else { return label.in_group(members) };
+        let mut cache = self.traced_groups.borrow_mut();
+        if let Some((.., grouped)) = cache.iter().find(|(b, m, _)| Arc::ptr_eq(b, base) && Arc::ptr_eq(m, members)) {
+            return grouped.clone();
+        }
+        if cache.len() >= 256 {
+            cache.clear();
+        }
+        let grouped = label.in_group(members);
+        cache.push((Arc::clone(base), Arc::clone(members), grouped.clone()));
+        grouped
     }
 
     fn bad(call: &Label, role: &'static str, operand: &Operand<'_>, expected: String) -> Error {

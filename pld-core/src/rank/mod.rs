@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::shared::{Shared, WaitLimits};
 use crate::trace::clock::ticks;
 use crate::trace::recorder::{SiteCache, State};
-use crate::trace::{CHUNK, Event};
+use crate::trace::{CHUNK, Event, LabelIds};
 
 mod diagnosis;
 mod task;
@@ -39,13 +39,15 @@ pub(crate) struct RankState {
     scratch: Vec<u64>,
     /// The call sites this thread recorded in the rank's flight recorder.
     sites: SiteCache,
-    /// With a trace: the events this thread recorded and has not handed over yet.
+    /// With a trace: the events this thread recorded and has not handed over yet, and the
+    /// index of each label it met in its rank's table.
     events: Vec<Event>,
+    label_ids: LabelIds,
 }
 
 impl Drop for RankState {
     fn drop(&mut self) {
-        self.shared.tracer.hand_over(std::mem::take(&mut self.events));
+        self.shared.tracer.hand_over(self.rank, std::mem::take(&mut self.events));
     }
 }
 
@@ -58,6 +60,7 @@ impl RankState {
             scratch: Vec::new(),
             sites: SiteCache::default(),
             events: Vec::new(),
+            label_ids: LabelIds::default(),
         }
     }
 
@@ -149,15 +152,18 @@ impl RankState {
             }
             false => (0, 0, false),
         };
-        if let Some(entry) = entry {
+        if let Some((entry, site)) = entry {
             let state = if error.is_none() { State::Done } else { State::Failed };
-            progress.recorder.end(entry, state, end, wait, ll);
+            progress.recorder.end(entry, site, state, (end, wait, ll));
         }
         if shared.tracer.tracing() {
             let rank = self.rank;
-            self.events.push(Event { label: call.clone(), rank, seq, start, end, wait, ll, ok: error.is_none() });
+            let id = shared.tracer.label_id(rank, call, &mut self.label_ids);
+            let flags = if error.is_none() { Event::OK } else { 0 } | if ll { Event::LL } else { 0 };
+            self.events.push(Event { start, end, wait, seq: seq as u32, label: id | flags });
             if self.events.len() >= CHUNK {
-                shared.tracer.hand_over(std::mem::take(&mut self.events));
+                let full = std::mem::replace(&mut self.events, Vec::with_capacity(CHUNK));
+                shared.tracer.hand_over(rank, full);
             }
         }
         if seq != 0 {

@@ -10,10 +10,11 @@
 //! merge` aligns each file's `sync_ns` (the moment its process left the launcher's start-up
 //! exchange, which every process leaves together).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
@@ -26,19 +27,34 @@ pub(crate) mod recorder;
 use clock::{Anchor, TickScale};
 use recorder::{Entry, State};
 
-/// One finished call on one rank, as a trace keeps it.
+/// One finished call on one rank, as a trace keeps it: 32 bytes (a long run records millions,
+/// and each is written to fresh memory while the call's peers wait).
+#[derive(Clone, Copy)]
 pub(crate) struct Event {
-    pub(crate) label: Label,
-    pub(crate) rank: usize,
-    /// The rank's collective call number; 0 for other work.
-    pub(crate) seq: u64,
     /// Ticks at start and end, and spent waiting on peers.
     pub(crate) start: u64,
     pub(crate) end: u64,
     pub(crate) wait: u64,
-    /// Whether the kernel moved its data as LL messages.
-    pub(crate) ll: bool,
-    pub(crate) ok: bool,
+    /// The rank's collective call number; 0 for other work.
+    pub(crate) seq: u32,
+    /// The label's index in the rank's table ([`Tracer::label_id`]) with [`Event::OK`] and
+    /// [`Event::LL`].
+    pub(crate) label: u32,
+}
+
+impl Event {
+    /// The call succeeded.
+    pub(crate) const OK: u32 = 1 << 31;
+    /// The kernel moved its data as LL messages.
+    pub(crate) const LL: u32 = 1 << 30;
+    const ID: u32 = Event::LL - 1;
+}
+
+/// A recording thread's map from its calls' labels to their index in its rank's table.
+#[derive(Default)]
+pub(crate) struct LabelIds {
+    last: Option<(usize, u32)>,
+    known: HashMap<usize, u32>,
 }
 
 /// Something a host did that took time (a sync, a read), on the host's track.
@@ -48,6 +64,20 @@ struct HostEvent {
     host: Option<usize>,
     start: u64,
     end: u64,
+}
+
+/// A call as a trace event shows it.
+struct Shown<'a> {
+    label: &'a Label,
+    rank: usize,
+    seq: u64,
+    start: u64,
+    end: u64,
+    wait: u64,
+    ll: bool,
+    ok: bool,
+    /// For a flight recorder's dump: how the call stands.
+    state: Option<&'a str>,
 }
 
 /// What a world records beyond its flight recorders, and where it writes it.
@@ -61,7 +91,9 @@ pub(crate) struct Tracer {
     start: Anchor,
     /// `CLOCK_MONOTONIC` when this process left the launcher's start-up exchange.
     pub(crate) sync_ns: u64,
-    events: Mutex<Vec<Vec<Event>>>,
+    /// By rank: the events handed over, and the labels they index.
+    events: Box<[Mutex<Vec<Vec<Event>>>]>,
+    labels: Box<[Mutex<Vec<Label>>]>,
     host_events: Mutex<Vec<HostEvent>>,
     dumped: AtomicBool,
     launcher: &'static str,
@@ -71,7 +103,7 @@ pub(crate) struct Tracer {
 
 /// Events a recording thread gathers before it hands them to the world (a lock per chunk, not
 /// per call).
-pub(crate) const CHUNK: usize = 1024;
+pub(crate) const CHUNK: usize = 4096;
 
 impl Tracer {
     /// `per_process`: the launcher runs one rank per process, so each writes its own file.
@@ -91,7 +123,8 @@ impl Tracer {
             timed: trace.is_some() || on_error.is_some(),
             start: Anchor::now(),
             sync_ns,
-            events: Mutex::new(Vec::new()),
+            events: (0..nranks).map(|_| Mutex::default()).collect(),
+            labels: (0..nranks).map(|_| Mutex::default()).collect(),
             host_events: Mutex::new(Vec::new()),
             dumped: AtomicBool::new(false),
             launcher,
@@ -105,10 +138,43 @@ impl Tracer {
         self.path.is_some()
     }
 
-    /// Takes a recording thread's events.
-    pub(crate) fn hand_over(&self, events: Vec<Event>) {
+    /// The index of `label` in `rank`'s table, added on first sight. Labels are told apart by
+    /// identity (a host makes one per call site and shape, see `Host::traced_label`; the
+    /// table keeps each alive, so an address is never reused for another).
+    #[inline]
+    pub(crate) fn label_id(&self, rank: usize, label: &Label, ids: &mut LabelIds) -> u32 {
+        let key = match label {
+            Label::Traced(call) => Arc::as_ptr(call) as usize,
+            _ => 0,
+        };
+        if let Some((last, id)) = ids.last
+            && last == key
+            && key != 0
+        {
+            return id;
+        }
+        let id = match ids.known.get(&key) {
+            Some(&id) => id,
+            None => {
+                let mut table = self.labels[rank].lock().unwrap_or_else(|p| p.into_inner());
+                let id = (table.len() as u32).min(Event::ID);
+                table.push(label.clone());
+                // Only a traced call's label is kept by its host and reused; other labels are
+                // new objects each time, and remembering them would only grow.
+                if matches!(label, Label::Traced(_)) {
+                    ids.known.insert(key, id);
+                }
+                id
+            }
+        };
+        ids.last = Some((key, id));
+        id
+    }
+
+    /// Takes a recording thread's events of `rank`.
+    pub(crate) fn hand_over(&self, rank: usize, events: Vec<Event>) {
         if !events.is_empty() {
-            self.events.lock().unwrap_or_else(|p| p.into_inner()).push(events);
+            self.events[rank].lock().unwrap_or_else(|p| p.into_inner()).push(events);
         }
     }
 
@@ -119,24 +185,44 @@ impl Tracer {
         self.host_events.lock().unwrap_or_else(|p| p.into_inner()).push(event);
     }
 
-    /// Writes the trace (when the world ends): every event, in start order per track.
+    /// Writes the trace (when the world ends): every event, in start order per track, one at a
+    /// time.
     pub(crate) fn write(&self) -> Result<()> {
         let Some(path) = &self.path else { return Ok(()) };
         let scale = TickScale::since(self.start);
-        let mut events: Vec<Event> =
-            std::mem::take(&mut *self.events.lock().unwrap_or_else(|p| p.into_inner())).into_iter().flatten().collect();
-        events.sort_by_key(|e| (e.rank, e.start));
         let hosts = std::mem::take(&mut *self.host_events.lock().unwrap_or_else(|p| p.into_inner()));
-        let mut out = self.metadata(hosts.iter().map(|h| h.host));
-        out.extend(events.iter().map(|e| call_event(e, &scale, None)));
-        out.extend(hosts.iter().map(|h| {
-            json!({
-                "name": h.name, "cat": "host", "ph": "X",
-                "ts": scale.ns(h.start) / 1e3, "dur": scale.span_ns(h.end.saturating_sub(h.start)) / 1e3,
-                "pid": self.nranks, "tid": host_tid(h.host), "args": {},
-            })
-        }));
-        self.write_file(path, out)
+        self.write_file(path, |out| {
+            self.metadata(out, hosts.iter().map(|h| h.host))?;
+            for rank in self.local.clone() {
+                let chunks = std::mem::take(&mut *self.events[rank].lock().unwrap_or_else(|p| p.into_inner()));
+                let mut events: Vec<Event> = chunks.into_iter().flatten().collect();
+                events.sort_unstable_by_key(|e| e.start);
+                let labels = self.labels[rank].lock().unwrap_or_else(|p| p.into_inner());
+                for e in &events {
+                    let Some(label) = labels.get((e.label & Event::ID) as usize) else { continue };
+                    let shown = Shown {
+                        label,
+                        rank,
+                        seq: u64::from(e.seq),
+                        start: e.start,
+                        end: e.end,
+                        wait: e.wait,
+                        ll: e.label & Event::LL != 0,
+                        ok: e.label & Event::OK != 0,
+                        state: None,
+                    };
+                    write_call(out, &shown, &scale)?;
+                }
+            }
+            for h in &hosts {
+                let (ts, dur) = (scale.ns(h.start) / 1e3, scale.span_ns(h.end.saturating_sub(h.start)) / 1e3);
+                write!(out, ",\n{{\"name\":")?;
+                write_str(out, &h.name)?;
+                write!(out, ",\"cat\":\"host\",\"ph\":\"X\",\"ts\":{ts:.3},\"dur\":{dur:.3},")?;
+                write!(out, "\"pid\":{},\"tid\":{},\"args\":{{}}}}", self.nranks, host_tid(h.host))?;
+            }
+            Ok(())
+        })
     }
 
     /// Writes every local rank's flight recorder as a trace, once (the first failure's).
@@ -148,78 +234,90 @@ impl Tracer {
         }
         let scale = TickScale::since(self.start);
         let now = clock::ticks();
-        let mut out = self.metadata(std::iter::empty());
-        for (rank, entries) in ranks {
-            for entry in entries.iter().filter(|e| e.start != 0) {
-                let Some(label) = entry.label.clone() else { continue };
-                let state = match entry.state {
-                    State::Done => "done".to_owned(),
-                    State::Failed => "failed".to_owned(),
-                    State::Running => running(*rank, entry),
-                };
-                let event = Event {
-                    label,
-                    rank: *rank,
-                    seq: entry.seq,
-                    start: entry.start,
-                    end: if entry.state == State::Running { now } else { entry.end },
-                    wait: entry.wait,
-                    ll: entry.ll,
-                    ok: entry.state == State::Done,
-                };
-                out.push(call_event(&event, &scale, Some(&state)));
+        let written = self.write_file(path, |out| {
+            self.metadata(out, std::iter::empty())?;
+            for (rank, entries) in ranks {
+                for entry in entries.iter().filter(|e| e.start != 0) {
+                    let Some(label) = &entry.label else { continue };
+                    let state = match entry.state {
+                        State::Done => "done".to_owned(),
+                        State::Failed => "failed".to_owned(),
+                        State::Running => running(*rank, entry),
+                    };
+                    let shown = Shown {
+                        label,
+                        rank: *rank,
+                        seq: entry.seq,
+                        start: entry.start,
+                        end: if entry.state == State::Running { now } else { entry.end },
+                        wait: entry.wait,
+                        ll: entry.ll,
+                        ok: entry.state == State::Done,
+                        state: Some(&state),
+                    };
+                    write_call(out, &shown, &scale)?;
+                }
             }
-        }
+            Ok(())
+        });
         // A report must not fail the program a second time: a dump that cannot be written says
         // so on standard error.
-        if let Err(error) = self.write_file(path, out) {
+        if let Err(error) = written {
             eprintln!("pld: PLD_TRACE_ON_ERROR: {error}");
         }
     }
 
-    /// The tracks' names and the file's description.
-    fn metadata(&self, hosts: impl Iterator<Item = Option<usize>>) -> Vec<Value> {
-        let meta = |pid: usize, tid: usize, what: &str, name: String| json!({"name": what, "ph": "M", "ts": 0, "dur": 0, "pid": pid, "tid": tid, "args": {"name": name}});
-        let mut out = Vec::new();
+    /// The tracks' names (the first events of the file).
+    fn metadata(&self, out: &mut dyn Write, hosts: impl Iterator<Item = Option<usize>>) -> std::io::Result<()> {
+        let mut first = true;
+        let mut meta = |pid: usize, tid: usize, what: &str, args: Value| -> std::io::Result<()> {
+            let event = json!({"name": what, "ph": "M", "ts": 0, "dur": 0, "pid": pid, "tid": tid, "args": args});
+            if !std::mem::take(&mut first) {
+                out.write_all(b",\n")?;
+            }
+            serde_json::to_writer(&mut *out, &event).map_err(std::io::Error::other)
+        };
         for rank in self.local.clone() {
-            out.push(meta(rank, 0, "process_name", format!("rank {rank}")));
-            out.push(json!({"name": "process_sort_index", "ph": "M", "ts": 0, "dur": 0, "pid": rank, "tid": 0,
-                            "args": {"sort_index": rank}}));
-            out.push(meta(rank, 0, "thread_name", "device".into()));
+            meta(rank, 0, "process_name", json!({"name": format!("rank {rank}")}))?;
+            meta(rank, 0, "process_sort_index", json!({"sort_index": rank}))?;
+            meta(rank, 0, "thread_name", json!({"name": "device"}))?;
         }
         let mut hosts: Vec<Option<usize>> = hosts.collect();
         hosts.sort();
         hosts.dedup();
         if !hosts.is_empty() {
-            out.push(meta(self.nranks, 0, "process_name", "hosts".into()));
+            meta(self.nranks, 0, "process_name", json!({"name": "hosts"}))?;
         }
         for host in hosts {
             let name = host.map_or_else(|| "host controller".to_owned(), |r| format!("host of rank {r}"));
-            out.push(meta(self.nranks, host_tid(host), "thread_name", name));
+            meta(self.nranks, host_tid(host), "thread_name", json!({"name": name}))?;
         }
-        out
+        Ok(())
     }
 
-    fn write_file(&self, path: &Path, events: Vec<Value>) -> Result<()> {
-        let doc = json!({
-            "traceEvents": events,
-            "displayTimeUnit": "ns",
-            "otherData": {
-                "writer": "pld",
-                "host": host_name(),
-                "pid": std::process::id(),
-                "launcher": self.launcher,
-                "nranks": self.nranks,
-                "ranks": self.local.clone().collect::<Vec<_>>(),
-                "clock": "CLOCK_MONOTONIC",
-                "sync_ns": self.sync_ns,
-            },
+    /// Writes `{"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}`, the events
+    /// by `events` (the metadata first, then each preceded by a comma).
+    fn write_file(&self, path: &Path, events: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+        let other = json!({
+            "writer": "pld",
+            "host": host_name(),
+            "pid": std::process::id(),
+            "launcher": self.launcher,
+            "nranks": self.nranks,
+            "ranks": self.local.clone().collect::<Vec<_>>(),
+            "clock": "CLOCK_MONOTONIC",
+            "sync_ns": self.sync_ns,
         });
-        let what = || format!("writing the trace {}", path.display());
-        let file = std::fs::File::create(path).map_err(|e| Error::system(what(), e))?;
-        let mut file = std::io::BufWriter::new(file);
-        serde_json::to_writer(&mut file, &doc).map_err(|e| Error::system(what(), e))?;
-        file.flush().map_err(|e| Error::system(what(), e))
+        let written = (|| {
+            let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+            out.write_all(b"{\"traceEvents\":[\n")?;
+            events(&mut out)?;
+            out.write_all(b"\n],\"displayTimeUnit\":\"ns\",\"otherData\":")?;
+            serde_json::to_writer(&mut out, &other).map_err(std::io::Error::other)?;
+            out.write_all(b"}\n")?;
+            out.flush()
+        })();
+        written.map_err(|e| Error::system(format!("writing the trace {}", path.display()), e))
     }
 }
 
@@ -243,52 +341,64 @@ pub(crate) fn host_name() -> String {
     rustix::system::uname().nodename().to_string_lossy().into_owned()
 }
 
-/// One call as a complete event on its rank's track.
-fn call_event(e: &Event, scale: &TickScale, state: Option<&str>) -> Value {
+/// A JSON string (escaped by serde_json).
+fn write_str(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
+    serde_json::to_writer(out, text).map_err(std::io::Error::other)
+}
+
+/// One call as a complete event on its rank's track, preceded by a comma. Written field by
+/// field: a JSON object built per event made writing a million events take seconds.
+fn write_call(out: &mut dyn Write, e: &Shown<'_>, scale: &TickScale) -> std::io::Result<()> {
     let dur_ns = scale.span_ns(e.end.saturating_sub(e.start));
     let wait_ns = scale.span_ns(e.wait).min(dur_ns);
-    let mut args = serde_json::Map::new();
-    let cat = match &e.label {
+    out.write_all(b",\n{\"name\":")?;
+    write_str(out, &e.label.trace_name())?;
+    let cat = match e.label {
+        Label::Work(work) => work.kind,
+        _ => "collective",
+    };
+    write!(out, ",\"cat\":\"{cat}\",\"ph\":\"X\",\"ts\":{:.3},\"dur\":{:.3},", scale.ns(e.start) / 1e3, dur_ns / 1e3)?;
+    write!(out, "\"pid\":{},\"tid\":0,\"args\":{{\"ok\":{}", e.rank, e.ok)?;
+    if let Some(state) = e.state {
+        out.write_all(b",\"state\":")?;
+        write_str(out, state)?;
+    }
+    match e.label {
         Label::Work(work) => {
-            args.insert("description".into(), json!(work.text));
+            out.write_all(b",\"description\":")?;
+            write_str(out, &work.text)?;
             if let Some(site) = &work.site {
-                args.insert("site".into(), json!(site));
+                out.write_all(b",\"site\":")?;
+                write_str(out, site)?;
             }
-            work.kind
         }
         label => {
             let (what, at, group) = label.parts().expect("a label is work or a collective");
-            args.insert("call".into(), json!(e.seq));
-            args.insert("site".into(), json!(format!("{}:{}", at.file(), at.line())));
-            args.insert("description".into(), json!(label.describe()));
-            args.insert("group".into(), group.map_or_else(|| json!("world"), |g| json!(g.as_ref())));
+            write!(out, ",\"call\":{},\"site\":", e.seq)?;
+            write_str(out, &format!("{}:{}", at.file(), at.line()))?;
+            out.write_all(b",\"description\":")?;
+            write_str(out, &label.describe())?;
+            match group {
+                Some(members) => write!(out, ",\"group\":{members:?}")?,
+                None => out.write_all(b",\"group\":\"world\"")?,
+            }
             let (dtype, op) = what.dtype_and_op();
             if let Some(dtype) = dtype {
-                args.insert("dtype".into(), json!(dtype.to_string()));
+                write!(out, ",\"dtype\":\"{dtype}\"")?;
             }
             if let Some(op) = op {
-                args.insert("op".into(), json!(op.to_string()));
+                write!(out, ",\"op\":\"{op}\"")?;
             }
             if let Label::Traced(traced) = label {
-                args.insert("windows".into(), json!(traced.windows));
-                args.insert("bytes".into(), json!(traced.bytes));
+                out.write_all(b",\"windows\":")?;
+                write_str(out, &traced.windows)?;
                 let algorithm = if e.ll { "LL" } else { traced.algorithm };
-                args.insert("algorithm".into(), json!(algorithm));
+                write!(out, ",\"bytes\":{},\"algorithm\":\"{algorithm}\"", traced.bytes)?;
             }
-            args.insert("wait_us".into(), json!(wait_ns / 1e3));
-            args.insert("work_us".into(), json!((dur_ns - wait_ns) / 1e3));
-            "collective"
+            write!(out, ",\"wait_us\":{:.3},\"work_us\":{:.3}", wait_ns / 1e3, (dur_ns - wait_ns) / 1e3)?;
         }
-    };
-    args.insert("ok".into(), json!(e.ok));
-    if let Some(state) = state {
-        args.insert("state".into(), json!(state));
     }
-    json!({
-        "name": e.label.trace_name(), "cat": cat, "ph": "X",
-        "ts": scale.ns(e.start) / 1e3, "dur": dur_ns / 1e3,
-        "pid": e.rank, "tid": 0, "args": Value::Object(args),
-    })
+    out.write_all(b"}}")
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use crate::call::Label;
 
@@ -38,20 +38,26 @@ pub(crate) struct Recorder {
     sites: Mutex<Sites>,
 }
 
+/// One entry: a cache line, written by the rank's thread with plain stores (an untimed call
+/// stores four words when it starts and one when it ends).
 #[derive(Default)]
+#[repr(align(64))]
 struct Slot {
     /// The entry's number + 1 once written; 0 while it is being written.
     stamp: AtomicU64,
     /// The rank's collective call number (0: work that is not a collective).
     seq: AtomicU64,
-    site: AtomicU32,
-    state: AtomicU8,
-    /// Whether the call moved its data as LL messages (timed recorders only).
-    ll: AtomicU8,
+    /// The site's index (low 32 bits), the [`State`] (bits 32..40) and whether the call moved
+    /// its data as LL messages (bit 40; timed recorders only).
+    site_state: AtomicU64,
     /// Ticks at the start and end, and spent waiting (timed recorders only; else 0).
     start: AtomicU64,
     end: AtomicU64,
     wait: AtomicU64,
+}
+
+fn site_state(site: u32, state: State, ll: bool) -> u64 {
+    u64::from(site) | (state as u64) << 32 | u64::from(ll) << 40
 }
 
 /// The labels of the calls recorded, by index; at most [`Sites::MAX`], then one shared entry.
@@ -146,33 +152,35 @@ impl Recorder {
     }
 
     /// Records that the rank starts `label` (collective call `seq`, 0 for other work) at
-    /// `start` ticks (0 untimed); returns the entry's number for [`Recorder::end`].
+    /// `start` ticks (0 untimed); returns the entry's number and site for [`Recorder::end`].
     #[inline]
-    pub(crate) fn begin(&self, label: &Label, seq: u64, start: u64, cache: &mut SiteCache) -> u64 {
+    pub(crate) fn begin(&self, label: &Label, seq: u64, start: u64, cache: &mut SiteCache) -> (u64, u32) {
         let site = self.site(label, cache);
         let number = self.next.load(Ordering::Relaxed);
         let slot = &self.ring[(number % self.ring.len() as u64) as usize];
         slot.stamp.store(0, Ordering::Relaxed);
         fence(Ordering::Release);
         slot.seq.store(seq, Ordering::Relaxed);
-        slot.site.store(site, Ordering::Relaxed);
-        slot.state.store(State::Running as u8, Ordering::Relaxed);
-        slot.start.store(start, Ordering::Relaxed);
-        slot.end.store(0, Ordering::Relaxed);
-        slot.wait.store(0, Ordering::Relaxed);
+        slot.site_state.store(site_state(site, State::Running, false), Ordering::Relaxed);
+        if start != 0 {
+            slot.start.store(start, Ordering::Relaxed);
+            slot.end.store(0, Ordering::Relaxed);
+            slot.wait.store(0, Ordering::Relaxed);
+        }
         slot.stamp.store(number + 1, Ordering::Release);
         self.next.store(number + 1, Ordering::Release);
-        number
+        (number, site)
     }
 
     /// Records how entry `number` ended.
     #[inline]
-    pub(crate) fn end(&self, number: u64, state: State, end: u64, wait: u64, ll: bool) {
+    pub(crate) fn end(&self, number: u64, site: u32, state: State, (end, wait, ll): (u64, u64, bool)) {
         let slot = &self.ring[(number % self.ring.len() as u64) as usize];
-        slot.ll.store(u8::from(ll), Ordering::Relaxed);
-        slot.end.store(end, Ordering::Relaxed);
-        slot.wait.store(wait, Ordering::Relaxed);
-        slot.state.store(state as u8, Ordering::Release);
+        if end != 0 {
+            slot.end.store(end, Ordering::Relaxed);
+            slot.wait.store(wait, Ordering::Relaxed);
+        }
+        slot.site_state.store(site_state(site, state, ll), Ordering::Release);
     }
 
     /// The entries still in the ring, oldest first (one being rewritten now is left out).
@@ -186,7 +194,8 @@ impl Recorder {
             .filter_map(|number| {
                 let slot = &self.ring[(number % self.ring.len() as u64) as usize];
                 let stamp = slot.stamp.load(Ordering::Acquire);
-                let state = State::from_u8(slot.state.load(Ordering::Acquire));
+                let packed = slot.site_state.load(Ordering::Acquire);
+                let (site, state) = (packed as u32, State::from_u8((packed >> 32) as u8));
                 let entry = Entry {
                     seq: slot.seq.load(Ordering::Relaxed),
                     label: None,
@@ -194,9 +203,8 @@ impl Recorder {
                     start: slot.start.load(Ordering::Relaxed),
                     end: slot.end.load(Ordering::Relaxed),
                     wait: slot.wait.load(Ordering::Relaxed),
-                    ll: slot.ll.load(Ordering::Relaxed) != 0,
+                    ll: packed >> 40 & 1 != 0,
                 };
-                let site = slot.site.load(Ordering::Relaxed);
                 fence(Ordering::Acquire);
                 (stamp == number + 1 && slot.stamp.load(Ordering::Relaxed) == stamp).then_some((number, site, entry))
             })
@@ -263,8 +271,8 @@ mod tests {
         let here = std::panic::Location::caller();
         let call = Label::Call(CallWhat::Barrier, here);
         for seq in 1..=6 {
-            let entry = recorder.begin(&call, seq, 0, &mut cache);
-            recorder.end(entry, State::Done, 0, 0, false);
+            let (entry, site) = recorder.begin(&call, seq, 0, &mut cache);
+            recorder.end(entry, site, State::Done, (0, 0, false));
         }
         let staging = Label::work("staging", "write `x`".into(), "write of `x` on rank 0".into(), None);
         recorder.begin(&staging, 0, 0, &mut cache);

@@ -1,0 +1,58 @@
+//! The quickstart, unchanged, with `PLD_TRACE`: its trace checks against the Trace Event Format
+//! and holds its all_reduce once per rank with its call site and algorithm, and its staging.
+//! (The trace's other promises are tested in pld-trace/tests; under MPI, `.ci/run` traces the
+//! end-to-end suite and merges its processes' files.)
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The quickstart example's executable, built beside this test (by `cargo test`, which builds
+/// the examples; else here).
+fn quickstart() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    let example = profile_dir.join("examples").join("quickstart");
+    if !example.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--example", "quickstart"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the quickstart failed");
+    }
+    example
+}
+
+#[test]
+fn the_quickstart_writes_a_trace_with_its_all_reduce_on_every_rank() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-quickstart");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("quickstart.json");
+    let out = Command::new(quickstart()).env("PLD_TRACE", &path).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.ends_with("ok\n"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let trace = pld_trace::Trace::load(&path).unwrap();
+    assert_eq!(trace.check(), Vec::<String>::new());
+    for e in trace.raw.iter() {
+        for field in ["ph", "ts", "dur", "pid", "tid", "name"] {
+            assert!(e.get(field).is_some(), "{e}");
+        }
+    }
+    let calls = trace.calls_by_rank();
+    assert_eq!(calls.keys().copied().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    for (rank, calls) in calls {
+        let [call] = calls.as_slice() else { panic!("rank {rank}: {calls:?}") };
+        assert_eq!(call.name, "all_reduce!");
+        assert_eq!(call.site(), Some("examples/quickstart.rs:20"));
+        assert_eq!(call.args["algorithm"], "ring");
+        assert_eq!(call.args["windows"], "target = `data`");
+        assert_eq!(call.args["bytes"], 1024);
+        assert_eq!(call.args["op"], "sum");
+        assert_eq!(call.args["dtype"], "f32");
+        let staged = trace.events.iter().filter(|e| e.pid == rank && e.name == "write `data`").count();
+        assert_eq!(staged, 1, "rank {rank}");
+    }
+    // The host's reads of the result (stage_out!) are on the host's track.
+    assert_eq!(trace.events.iter().filter(|e| e.cat == "host" && e.name.starts_with("read `data`")).count(), 4);
+}
