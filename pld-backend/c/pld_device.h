@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 13
+#define PLD_ABI_VERSION 14
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -96,6 +96,9 @@ typedef struct pld_ops {
 typedef struct pld_watch {
     uint64_t wait_ticks;  /* with `timed`: pld_ticks() spent in waits that did not end at their
                            * first look, summed over the call (the runtime zeroes it) */
+    uint64_t spin_ticks_256; /* what 256 polls of a wait's spin phase take, in ticks (measured
+                              * by the runtime): a wait that ends while spinning is counted by
+                              * its polls, without reading the clock */
     int32_t timed;        /* nonzero: count wait_ticks (a trace is being recorded) */
     int32_t ll;           /* with `timed`: set when the call sent or received an LL message */
     /* The wait in progress once it left its spin phase (since_ns nonzero), for hang reports. */
@@ -265,7 +268,8 @@ typedef struct pld_backoff {
     int32_t spins;
     int32_t yields;
     uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 until this wait first sleeps: each wait has its own */
-    uint64_t started;     /* pld_ticks() at the first step when the call is timed; 0 otherwise */
+    uint64_t started;     /* timed calls: pld_ticks() when the wait left its spin phase, less
+                           * the spin phase's estimate; 0 while it spins */
 } pld_backoff;
 
 #define PLD_BACKOFF_INIT {0, 0, 0, 0}
@@ -285,9 +289,21 @@ static inline void pld_backoff_watch(pld_ctx *c, const pld_backoff *b, uint64_t 
     __atomic_store_n(&w->since_ns, pld_now_ns(), __ATOMIC_RELEASE);
 }
 
+/* The ticks `spins` polls take, by the runtime's measure. */
+static inline uint64_t pld_spin_ticks(const pld_ctx *c, int32_t spins) {
+    return ((uint64_t)(spins > 0 ? spins : 0) * c->watch->spin_ticks_256) >> 8;
+}
+
+/* Timed calls: the clock starts when a wait leaves its spin phase, backdated by the polls it
+ * made (a wait that never leaves it reads no clock at all). */
+static inline void pld_backoff_leave_spin(pld_ctx *c, pld_backoff *b) {
+    if (b->started == 0 && c->watch->timed) b->started = pld_ticks() - pld_spin_ticks(c, b->spins);
+}
+
 /* A wait that stepped ended well: its time counted (timed calls), its record cleared. */
 static inline void pld_backoff_done(pld_ctx *c, const pld_backoff *b) {
-    if (b->started) c->watch->wait_ticks += pld_ticks() - b->started;
+    if (c->watch->timed)
+        c->watch->wait_ticks += b->started ? pld_ticks() - b->started : pld_spin_ticks(c, b->spins);
     if (b->spins >= c->spin_limit) __atomic_store_n(&c->watch->since_ns, 0, __ATOMIC_RELAXED);
 }
 
@@ -296,14 +312,16 @@ static inline int pld_backoff_spinning(const pld_ctx *c, const pld_backoff *b) {
 }
 
 static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t *cell, int32_t observed) {
-    if (b->started == 0 && b->spins == 0 && c->watch->timed) b->started = pld_ticks();
     if (b->spins < c->spin_limit) {
         ++b->spins;
-        if ((b->spins & 255) == 0 && c->running && __atomic_load_n(c->running, __ATOMIC_RELAXED) > c->max_running)
+        if ((b->spins & 255) == 0 && c->running && __atomic_load_n(c->running, __ATOMIC_RELAXED) > c->max_running) {
+            pld_backoff_leave_spin(c, b);
             b->spins = c->spin_limit;
+        }
         pld_cpu_relax();
         return PLD_OK;
     }
+    pld_backoff_leave_spin(c, b);
     if (pld_aborted(c)) return PLD_ABORTED;
     if (b->yields < c->yield_limit) {
         ++b->yields;

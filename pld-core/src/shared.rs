@@ -136,6 +136,7 @@ impl Shared {
     ) -> Shared {
         let nranks = fabric.nranks;
         let recorded = settings.flight_recorder;
+        let spin_ticks_256 = if tracer.timed { crate::trace::clock::spin_ticks_256() } else { 0 };
         let world = Arc::new(Comm::new((0..nranks).collect(), &fabric.comm_parts(), board_off, ll, Vec::new()));
         Shared {
             nranks,
@@ -147,6 +148,7 @@ impl Shared {
                 .map(|_| {
                     let progress = RankProgress::new(recorded);
                     progress.watch.0.timed.store(i32::from(tracer.timed), Ordering::Relaxed);
+                    progress.watch.0.spin_ticks_256.store(spin_ticks_256, Ordering::Relaxed);
                     progress
                 })
                 .collect(),

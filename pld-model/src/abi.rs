@@ -5,7 +5,7 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 13;
+pub const ABI_VERSION: u32 = 14;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
@@ -138,6 +138,7 @@ impl AbiLayout {
         ("pld_ctx", "watch"),
         ("pld_watch", ""),
         ("pld_watch", "wait_ticks"),
+        ("pld_watch", "spin_ticks_256"),
         ("pld_watch", "timed"),
         ("pld_watch", "ll"),
         ("pld_watch", "since_ns"),

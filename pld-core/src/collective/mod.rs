@@ -153,11 +153,14 @@ impl Host<'_> {
         let kernel = builtins()?.kernel(variant);
         let shared = self.world().shared();
         // A trace shows each call's operands, size and algorithm (built only while tracing).
+        // Borrowed from the host's cache, not cloned: a reference count touched per call cost a
+        // tenth of a small collective.
         let traced = shared.tracer.timed.then(|| {
             let bytes = (count * dtype.map_or(0, DType::size)) as u64;
-            self.traced_label(&plan.call, plan.operands, bytes, algorithm(variant.kind))
+            let i = self.traced_label(&plan.call, plan.operands, bytes, algorithm(variant.kind));
+            std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].2)
         });
-        let call_label = traced.as_ref().unwrap_or(&plan.call);
+        let call_label = traced.as_deref().unwrap_or(&plan.call);
         let signal_alloc = plan.signal.alloc();
         args.signal_off = signal_alloc.offset() as u64;
         args.flags = if shared.settings.check_calls { CollArgs::CHECK_CALLS } else { 0 };
@@ -224,15 +227,16 @@ impl Host<'_> {
         Ok(())
     }
 
-    /// The label a trace shows of a call: made once per call site, operands, size and
-    /// algorithm, and then reused (making one per call cost more than a small collective).
+    /// The index in this host's cache of the label a trace shows of a call: made once per call
+    /// site, operands, size and algorithm, and then reused (making one per call cost more than
+    /// a small collective).
     fn traced_label(
         &self,
         call: &Label,
         operands: &[(&'static str, Operand<'_>)],
         bytes: u64,
         algorithm: &'static str,
-    ) -> Label {
+    ) -> usize {
         let mut cache = self.traced.borrow_mut();
         let same = |t: &TracedCall, names: &[String]| {
             t.bytes == bytes
@@ -240,11 +244,11 @@ impl Host<'_> {
                 && names.len() == operands.len()
                 && names.iter().zip(operands).all(|(n, (_, o))| n == o.name())
         };
-        let hit = cache
-            .iter()
-            .find(|(site, names, label)| site.same_site(call) && matches!(label, Label::Traced(t) if same(t, names)));
-        if let Some((.., label)) = hit {
-            return label.clone();
+        let hit = cache.iter().position(|(site, names, label)| {
+            site.same_site(call) && matches!(label, Label::Traced(t) if same(t, names))
+        });
+        if let Some(i) = hit {
+            return i;
         }
         if cache.len() >= 256 {
             cache.clear();
@@ -252,8 +256,8 @@ impl Host<'_> {
         let windows = operands.iter().map(|(role, o)| format!("{role} = `{}`", o.name())).collect::<Vec<_>>();
         let label = call.traced(windows.join(", "), bytes, algorithm);
         let names = operands.iter().map(|(_, o)| o.name().to_owned()).collect();
-        cache.push((call.clone(), names, label.clone()));
-        label
+        cache.push((call.clone(), names, label));
+        cache.len() - 1
     }
 
     /// `label` as one group's part of the call; a traced label's made once per group and reused

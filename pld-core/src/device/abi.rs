@@ -77,6 +77,7 @@ pub(crate) struct Ctx {
 #[derive(Debug, Default)]
 pub(crate) struct Watch {
     pub wait_ticks: AtomicU64,
+    pub spin_ticks_256: AtomicU64,
     pub timed: AtomicI32,
     pub ll: AtomicI32,
     pub since_ns: AtomicU64,
@@ -181,6 +182,7 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_ctx", "watch") => offset_of!(Ctx, watch),
                 ("pld_watch", "") => size_of::<Watch>(),
                 ("pld_watch", "wait_ticks") => offset_of!(Watch, wait_ticks),
+                ("pld_watch", "spin_ticks_256") => offset_of!(Watch, spin_ticks_256),
                 ("pld_watch", "timed") => offset_of!(Watch, timed),
                 ("pld_watch", "ll") => offset_of!(Watch, ll),
                 ("pld_watch", "since_ns") => offset_of!(Watch, since_ns),

@@ -15,8 +15,9 @@ use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn};
 use crate::error::{Error, Result};
 use crate::shared::{Shared, WaitLimits};
 use crate::trace::clock::ticks;
+use crate::trace::events::Chunk;
 use crate::trace::recorder::{SiteCache, State};
-use crate::trace::{CHUNK, Event, LabelIds};
+use crate::trace::{Event, LabelIds};
 
 mod diagnosis;
 mod task;
@@ -41,13 +42,15 @@ pub(crate) struct RankState {
     sites: SiteCache,
     /// With a trace: the events this thread recorded and has not handed over yet, and the
     /// index of each label it met in its rank's table.
-    events: Vec<Event>,
+    events: Option<Chunk>,
     label_ids: LabelIds,
 }
 
 impl Drop for RankState {
     fn drop(&mut self) {
-        self.shared.tracer.hand_over(self.rank, std::mem::take(&mut self.events));
+        if let Some(events) = self.events.take() {
+            self.shared.tracer.hand_over(self.rank, events);
+        }
     }
 }
 
@@ -59,7 +62,7 @@ impl RankState {
             shared: Arc::clone(shared),
             scratch: Vec::new(),
             sites: SiteCache::default(),
-            events: Vec::new(),
+            events: None,
             label_ids: LabelIds::default(),
         }
     }
@@ -160,9 +163,10 @@ impl RankState {
             let rank = self.rank;
             let id = shared.tracer.label_id(rank, call, &mut self.label_ids);
             let flags = if error.is_none() { Event::OK } else { 0 } | if ll { Event::LL } else { 0 };
-            self.events.push(Event { start, end, wait, seq: seq as u32, label: id | flags });
-            if self.events.len() >= CHUNK {
-                let full = std::mem::replace(&mut self.events, Vec::with_capacity(CHUNK));
+            let events = self.events.get_or_insert_with(Chunk::new);
+            events.push(Event { start, end, wait, seq: seq as u32, label: id | flags });
+            if events.is_full() {
+                let full = std::mem::replace(events, Chunk::new());
                 shared.tracer.hand_over(rank, full);
             }
         }

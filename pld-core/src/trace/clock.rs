@@ -28,6 +28,27 @@ pub(crate) fn ticks() -> u64 {
     }
 }
 
+/// What 256 polls of a wait's spin phase take, in ticks (`pld_watch.spin_ticks_256`): a load of
+/// a cell and a pause each, timed over many (the least of a few tries, as another thread may
+/// take the core for a moment).
+pub(crate) fn spin_ticks_256() -> u64 {
+    let cell = std::sync::atomic::AtomicI32::new(0);
+    let polls = 1u64 << 14;
+    (0..5)
+        .map(|_| {
+            let start = ticks();
+            for _ in 0..polls {
+                if cell.load(std::sync::atomic::Ordering::Acquire) != 0 {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            (ticks() - start) * 256 / polls
+        })
+        .min()
+        .unwrap_or(0)
+}
+
 /// Ticks to `CLOCK_MONOTONIC` nanoseconds, from two readings of both clocks: one when the
 /// world started, one now (a constant-rate counter: every x86-64 CPU since 2008).
 #[derive(Clone, Copy, Debug)]

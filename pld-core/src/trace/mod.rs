@@ -22,9 +22,11 @@ use crate::call::Label;
 use crate::error::{Error, Result};
 
 pub(crate) mod clock;
+pub(crate) mod events;
 pub(crate) mod recorder;
 
 use clock::{Anchor, TickScale};
+use events::Chunk;
 use recorder::{Entry, State};
 
 /// One finished call on one rank, as a trace keeps it: 32 bytes (a long run records millions,
@@ -92,7 +94,7 @@ pub(crate) struct Tracer {
     /// `CLOCK_MONOTONIC` when this process left the launcher's start-up exchange.
     pub(crate) sync_ns: u64,
     /// By rank: the events handed over, and the labels they index.
-    events: Box<[Mutex<Vec<Vec<Event>>>]>,
+    events: Box<[Mutex<Vec<Chunk>>]>,
     labels: Box<[Mutex<Vec<Label>>]>,
     host_events: Mutex<Vec<HostEvent>>,
     dumped: AtomicBool,
@@ -100,10 +102,6 @@ pub(crate) struct Tracer {
     nranks: usize,
     local: std::ops::Range<usize>,
 }
-
-/// Events a recording thread gathers before it hands them to the world (a lock per chunk, not
-/// per call).
-pub(crate) const CHUNK: usize = 4096;
 
 impl Tracer {
     /// `per_process`: the launcher runs one rank per process, so each writes its own file.
@@ -171,9 +169,9 @@ impl Tracer {
         id
     }
 
-    /// Takes a recording thread's events of `rank`.
-    pub(crate) fn hand_over(&self, rank: usize, events: Vec<Event>) {
-        if !events.is_empty() {
+    /// Takes a recording thread's events of `rank` (a lock per chunk of them, not per call).
+    pub(crate) fn hand_over(&self, rank: usize, events: Chunk) {
+        if events.len() > 0 {
             self.events[rank].lock().unwrap_or_else(|p| p.into_inner()).push(events);
         }
     }
@@ -195,7 +193,7 @@ impl Tracer {
             self.metadata(out, hosts.iter().map(|h| h.host))?;
             for rank in self.local.clone() {
                 let chunks = std::mem::take(&mut *self.events[rank].lock().unwrap_or_else(|p| p.into_inner()));
-                let mut events: Vec<Event> = chunks.into_iter().flatten().collect();
+                let mut events: Vec<Event> = chunks.iter().flat_map(|c| c.as_slice().iter().copied()).collect();
                 events.sort_unstable_by_key(|e| e.start);
                 let labels = self.labels[rank].lock().unwrap_or_else(|p| p.into_inner());
                 for e in &events {

@@ -32,19 +32,21 @@ impl State {
 
 /// One rank's ring.
 pub(crate) struct Recorder {
+    /// A power of two long, longer than `keep` (an index is a mask, not a division: one per
+    /// call cost 3%).
     ring: Box<[Slot]>,
+    /// The entries reports show: the setting's count.
+    keep: usize,
     /// Entries begun so far: the next entry's number.
     next: AtomicU64,
     sites: Mutex<Sites>,
 }
 
 /// One entry: a cache line, written by the rank's thread with plain stores (an untimed call
-/// stores four words when it starts and one when it ends).
+/// stores two words and the ring's count when it starts, and one word when it ends).
 #[derive(Default)]
 #[repr(align(64))]
 struct Slot {
-    /// The entry's number + 1 once written; 0 while it is being written.
-    stamp: AtomicU64,
     /// The rank's collective call number (0: work that is not a collective).
     seq: AtomicU64,
     /// The site's index (low 32 bits), the [`State`] (bits 32..40) and whether the call moved
@@ -103,10 +105,19 @@ pub(crate) struct SiteCache {
 impl Recorder {
     pub(crate) fn new(calls: usize) -> Recorder {
         Recorder {
-            ring: (0..calls).map(|_| Slot::default()).collect(),
+            // One slot more than kept: the slot of the entry being written is never one a
+            // report reads.
+            ring: (0..if calls == 0 { 0 } else { (calls + 1).next_power_of_two() }).map(|_| Slot::default()).collect(),
+            keep: calls,
             next: AtomicU64::new(0),
             sites: Mutex::new(Sites::default()),
         }
+    }
+
+    /// The slot of entry `number`.
+    #[inline(always)]
+    fn slot(&self, number: u64) -> &Slot {
+        &self.ring[(number as usize) & (self.ring.len() - 1)]
     }
 
     /// Whether it records at all.
@@ -157,8 +168,9 @@ impl Recorder {
     pub(crate) fn begin(&self, label: &Label, seq: u64, start: u64, cache: &mut SiteCache) -> (u64, u32) {
         let site = self.site(label, cache);
         let number = self.next.load(Ordering::Relaxed);
-        let slot = &self.ring[(number % self.ring.len() as u64) as usize];
-        slot.stamp.store(0, Ordering::Relaxed);
+        let slot = self.slot(number);
+        // A reader that sees any of the stores below sees `next` at `number` at least, and so
+        // knows the slot's earlier entry is being overwritten.
         fence(Ordering::Release);
         slot.seq.store(seq, Ordering::Relaxed);
         slot.site_state.store(site_state(site, State::Running, false), Ordering::Relaxed);
@@ -167,7 +179,6 @@ impl Recorder {
             slot.end.store(0, Ordering::Relaxed);
             slot.wait.store(0, Ordering::Relaxed);
         }
-        slot.stamp.store(number + 1, Ordering::Release);
         self.next.store(number + 1, Ordering::Release);
         (number, site)
     }
@@ -175,7 +186,7 @@ impl Recorder {
     /// Records how entry `number` ended.
     #[inline]
     pub(crate) fn end(&self, number: u64, site: u32, state: State, (end, wait, ll): (u64, u64, bool)) {
-        let slot = &self.ring[(number % self.ring.len() as u64) as usize];
+        let slot = self.slot(number);
         if end != 0 {
             slot.end.store(end, Ordering::Relaxed);
             slot.wait.store(wait, Ordering::Relaxed);
@@ -189,29 +200,33 @@ impl Recorder {
             return Vec::new();
         }
         let next = self.next.load(Ordering::Acquire);
-        let first = next.saturating_sub(self.ring.len() as u64);
-        let raw: Vec<(u64, u32, Entry)> = (first..next)
-            .filter_map(|number| {
-                let slot = &self.ring[(number % self.ring.len() as u64) as usize];
-                let stamp = slot.stamp.load(Ordering::Acquire);
+        let first = next.saturating_sub(self.keep as u64);
+        let raw: Vec<(u32, Entry)> = (first..next)
+            .map(|number| {
+                let slot = self.slot(number);
                 let packed = slot.site_state.load(Ordering::Acquire);
-                let (site, state) = (packed as u32, State::from_u8((packed >> 32) as u8));
                 let entry = Entry {
                     seq: slot.seq.load(Ordering::Relaxed),
                     label: None,
-                    state,
+                    state: State::from_u8((packed >> 32) as u8),
                     start: slot.start.load(Ordering::Relaxed),
                     end: slot.end.load(Ordering::Relaxed),
                     wait: slot.wait.load(Ordering::Relaxed),
                     ll: packed >> 40 & 1 != 0,
                 };
-                fence(Ordering::Acquire);
-                (stamp == number + 1 && slot.stamp.load(Ordering::Relaxed) == stamp).then_some((number, site, entry))
+                (packed as u32, entry)
             })
             .collect();
+        // The writer starts on entry `n + len` (in entry `n`'s slot) only once `next` is past
+        // `n + len - 1`: entries read before `next` got there are whole.
+        fence(Ordering::Acquire);
+        let after = self.next.load(Ordering::Relaxed);
+        let len = self.ring.len() as u64;
+        let raw: Vec<(u32, Entry)> =
+            raw.into_iter().zip(first..).filter(|(_, number)| after < number + len).map(|(e, _)| e).collect();
         let sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
         raw.into_iter()
-            .map(|(_, site, mut entry)| {
+            .map(|(site, mut entry)| {
                 entry.label = sites.labels.get(site as usize).cloned();
                 entry
             })
