@@ -99,6 +99,8 @@ mod guide {
     mod running {}
     #[doc = include_str!("../docs/guide/debugging.md")]
     mod debugging {}
+    #[doc = include_str!("../docs/guide/tracing.md")]
+    mod tracing {}
     #[doc = include_str!("../docs/guide/zh/model.md")]
     mod zh_model {}
     #[doc = include_str!("../docs/guide/zh/collectives.md")]
@@ -111,4 +113,6 @@ mod guide {
     mod zh_running {}
     #[doc = include_str!("../docs/guide/zh/debugging.md")]
     mod zh_debugging {}
+    #[doc = include_str!("../docs/guide/zh/tracing.md")]
+    mod zh_tracing {}
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-const PAGES: [&str; 6] = ["model", "collectives", "groups", "primitives", "running", "debugging"];
+const PAGES: [&str; 7] = ["model", "collectives", "groups", "primitives", "running", "debugging", "tracing"];
 
 fn guide() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide")

@@ -95,7 +95,8 @@ struct Args {
     /// `bench/baselines/mpibench.c`, in each of its fastest settings), `all` (every installed MPI,
     /// the ratio against the best of them at each size), `unchecked` (pld without its
     /// mismatched-call check: the check's cost), `tracing` (pld without its flight recorder,
-    /// with it, and tracing every call: their costs) or `world` (with `--group-of`). pld and the
+    /// with it, and tracing every call: their costs), `world` (with `--group-of`) or
+    /// `bench:<path>` (another build of pld-bench, e.g. an earlier commit's, run alternately). pld and the
     /// baseline run alternately `--repeat` times each and each size keeps its best time.
     #[arg(long)]
     baseline: Option<String>,
@@ -362,6 +363,17 @@ fn main() -> Result<()> {
             }
             return Ok(());
         }
+        Some(other) if other.starts_with("bench:") => {
+            // Another build of pld-bench (an earlier commit's), run as a child with the same
+            // sizes, ranks and time, alternating with this one.
+            let path = PathBuf::from(&other["bench:".len()..]);
+            let (mut best, mut best_other) = (measured.rows, other_bench(&path, &args, nranks)?);
+            for _ in 1..args.repeat.max(1) {
+                keep_best(&mut best, measure::sweep(&config, &sizes)?.rows);
+                keep_best(&mut best_other, other_bench(&path, &args, nranks)?);
+            }
+            (best, Some(Baseline::single("other", format!("pld-bench at {}", path.display()), best_other)))
+        }
         Some("world") => {
             // The same calls on a world as large as the group, alternating with the group's.
             let k = config.call_ranks();
@@ -373,7 +385,9 @@ fn main() -> Result<()> {
             }
             (best, Some(Baseline::single("world", "a world of the group's size", pld_rows(&best_alone))))
         }
-        Some(other) => bail!("unknown baseline `{other}` (`mpi`, `all`, `unchecked`, `tracing` or `world`)"),
+        Some(other) => {
+            bail!("unknown baseline `{other}` (`mpi`, `all`, `unchecked`, `tracing`, `world` or `bench:<path>`)")
+        }
     };
     if rows.iter().any(|r| r.wrong > 0) {
         bail!("wrong results on rank {} (see #wrong)", measured.rank);
@@ -397,6 +411,39 @@ fn main() -> Result<()> {
         report::plot(path, &config, &rows, baseline.as_ref())?;
     }
     Ok(())
+}
+
+/// The rows another pld-bench binary measures with this run's collective, sizes, ranks, dtype
+/// and time (`--baseline bench:<path>`), read from its table.
+fn other_bench(path: &std::path::Path, args: &Args, nranks: usize) -> Result<Vec<BaselineRow>> {
+    let out = std::process::Command::new(path)
+        .args([bench_name(args.collective), "-b", &args.min_bytes.to_string(), "-e", &args.max_bytes.to_string()])
+        .args(["-f", &args.factor.to_string(), "-n", &nranks.to_string(), "--time", &args.time.to_string()])
+        .args(["--dtype", &args.dtype])
+        .output()
+        .with_context(|| format!("running {}", path.display()))?;
+    if !out.status.success() {
+        bail!("{} failed: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    }
+    // The table's rows: size, count, type, redop, root, time(us), algbw, busbw, #wrong.
+    let rows: Vec<BaselineRow> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            Some(BaselineRow {
+                bytes: cells.first()?.parse().ok()?,
+                time_us: cells.get(5)?.parse().ok()?,
+                busbw: cells.get(7)?.parse().ok()?,
+                wrong: cells.get(8)?.parse().ok()?,
+                source: String::new(),
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        bail!("{} printed no table", path.display());
+    }
+    Ok(rows)
 }
 
 /// pld's own rows as a baseline's (`--baseline unchecked`, `--baseline world`).

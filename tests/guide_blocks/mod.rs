@@ -519,6 +519,30 @@ pub fn debugging_2() -> pld::Result<()> {
     Ok::<(), Error>(())
 }
 
+/// docs/guide/tracing.md, `rust` block 1.
+pub fn tracing_1() -> pld::Result<()> {
+    use pld::{AllReduce, World};
+
+    // Where the trace goes: PLD_TRACE=path in the environment, or the builder.
+    let path = std::env::temp_dir().join(format!("pld-guide-trace-{}.json", std::process::id()));
+    let world = World::builder(2).trace(&path).local()?;
+    let host = world.host()?;
+    let grads = host.window::<f32>("grads", [256])?;
+    for r in host.ranks() {
+        host.write(&grads, r, &vec![1.0; 256])?;
+    }
+    for _ in 0..3 {
+        host.all_reduce(&grads, AllReduce::ring())?;
+    }
+    drop(host);
+    drop(world); // the trace is written when the world ends
+    let trace = pld_trace::Trace::load(&path).expect("a trace");
+    assert!(trace.check().is_empty());
+    assert_eq!(trace.calls_by_rank()[&0].len(), 3); // rank 0's three all_reduce! calls
+    std::fs::remove_file(&path).ok();
+    Ok::<(), pld::Error>(())
+}
+
 /// A block, run.
 pub type Block = fn() -> pld::Result<()>;
 
@@ -544,4 +568,5 @@ pub const BLOCKS: &[(&str, Block)] = &[
     ("running_2", running_2),
     ("debugging_1", debugging_1),
     ("debugging_2", debugging_2),
+    ("tracing_1", tracing_1),
 ];
