@@ -46,8 +46,18 @@ fn a_different_op_on_one_rank_is_an_error_on_every_rank_naming_both_sides() {
         assert!(matches!(err, Error::MismatchedCall { .. }), "rank {rank}: {message}");
         assert!(message.contains("op = max") && message.contains("op = sum"), "rank {rank}: {message}");
         assert!(message.contains("count = 1024") && message.contains("call #1"), "rank {rank}: {message}");
-        if let Error::MismatchedCall { rank: finder, peer, .. } = err {
+        if let Error::MismatchedCall { rank: finder, peer, ranks, .. } = err {
             assert!(*finder == 2 || *peer == 2, "rank 2 is one of the two sides: {message}");
+            // Every rank's flight recorder; the two sides' hold the mismatched call, with the op
+            // each gave it (the third may not have started it yet).
+            assert_eq!(ranks.len(), 3, "{message}");
+            for r in [*finder, *peer] {
+                let report = &ranks[r];
+                let op = if r == 2 { "max" } else { "sum" };
+                let call = format!("its last calls: #1 all_reduce(mode = mesh, op = {op}, dtype = f32) at tests/");
+                assert!(report.starts_with(&format!("rank {r} is in ")), "{message}");
+                assert!(report.contains(&call), "rank {r}: {message}");
+            }
         }
     }
     // Each message names both sides in full (a rank stopped by another's failure reports that

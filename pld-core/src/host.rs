@@ -63,7 +63,7 @@ pub struct Host<'w> {
     p2p: RefCell<Vec<crate::collective::Pending>>,
     /// The labels traces show of this host's calls, by call site, operands, size and algorithm
     /// (see `Host::traced_label`).
-    pub(crate) traced: RefCell<Vec<(Label, Vec<String>, Label)>>,
+    pub(crate) traced: RefCell<Vec<(Label, Vec<std::sync::Weak<Allocation>>, Label)>>,
     /// Those labels as each group's part of the call.
     pub(crate) traced_groups: RefCell<Vec<(Arc<crate::call::TracedCall>, Arc<[usize]>, Label)>>,
     _single_thread: PhantomData<*const ()>,

@@ -37,8 +37,8 @@ pub(crate) struct RankProgress {
 }
 
 impl RankProgress {
-    /// A rank's counters, with a flight recorder of `calls` entries.
-    pub(crate) fn new(calls: usize) -> RankProgress {
+    /// A rank's counters, with a flight recorder of `calls` entries (`timed`: with times).
+    pub(crate) fn new(calls: usize, timed: bool) -> RankProgress {
         RankProgress {
             issued: Padded::default(),
             queued: Padded::default(),
@@ -47,7 +47,7 @@ impl RankProgress {
             past: Padded::default(),
             completed: Padded::default(),
             started: Padded::default(),
-            recorder: Recorder::new(calls),
+            recorder: Recorder::new(calls, timed),
             watch: Padded::default(),
         }
     }

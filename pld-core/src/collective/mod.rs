@@ -238,14 +238,16 @@ impl Host<'_> {
         algorithm: &'static str,
     ) -> usize {
         let mut cache = self.traced.borrow_mut();
-        let same = |t: &TracedCall, names: &[String]| {
+        // The windows by identity: a weak reference keeps its allocation's address from being
+        // reused for another window while the cache holds it.
+        let same = |t: &TracedCall, windows: &[std::sync::Weak<Allocation>]| {
             t.bytes == bytes
                 && std::ptr::eq(t.algorithm, algorithm)
-                && names.len() == operands.len()
-                && names.iter().zip(operands).all(|(n, (_, o))| n == o.name())
+                && windows.len() == operands.len()
+                && windows.iter().zip(operands).all(|(w, (_, o))| std::ptr::eq(w.as_ptr(), Arc::as_ptr(o.alloc)))
         };
-        let hit = cache.iter().position(|(site, names, label)| {
-            site.same_site(call) && matches!(label, Label::Traced(t) if same(t, names))
+        let hit = cache.iter().position(|(site, windows, label)| {
+            site.same_site(call) && matches!(label, Label::Traced(t) if same(t, windows))
         });
         if let Some(i) = hit {
             return i;
@@ -255,8 +257,8 @@ impl Host<'_> {
         }
         let windows = operands.iter().map(|(role, o)| format!("{role} = `{}`", o.name())).collect::<Vec<_>>();
         let label = call.traced(windows.join(", "), bytes, algorithm);
-        let names = operands.iter().map(|(_, o)| o.name().to_owned()).collect();
-        cache.push((call.clone(), names, label));
+        let windows = operands.iter().map(|(_, o)| Arc::downgrade(o.alloc)).collect();
+        cache.push((call.clone(), windows, label));
         cache.len() - 1
     }
 

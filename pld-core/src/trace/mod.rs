@@ -70,7 +70,6 @@ struct HostEvent {
 
 /// A call as a trace event shows it.
 struct Shown<'a> {
-    label: &'a Label,
     rank: usize,
     seq: u64,
     start: u64,
@@ -196,10 +195,15 @@ impl Tracer {
                 let mut events: Vec<Event> = chunks.iter().flat_map(|c| c.as_slice().iter().copied()).collect();
                 events.sort_unstable_by_key(|e| e.start);
                 let labels = self.labels[rank].lock().unwrap_or_else(|p| p.into_inner());
+                let mut fragments: Vec<Option<Fragments>> = (0..labels.len()).map(|_| None).collect();
                 for e in &events {
-                    let Some(label) = labels.get((e.label & Event::ID) as usize) else { continue };
+                    let id = (e.label & Event::ID) as usize;
+                    let Some(label) = labels.get(id) else { continue };
+                    if fragments[id].is_none() {
+                        fragments[id] = Some(Fragments::of(label)?);
+                    }
+                    let frags = fragments[id].as_ref().expect("made above");
                     let shown = Shown {
-                        label,
                         rank,
                         seq: u64::from(e.seq),
                         start: e.start,
@@ -209,7 +213,7 @@ impl Tracer {
                         ok: e.label & Event::OK != 0,
                         state: None,
                     };
-                    write_call(out, &shown, &scale)?;
+                    write_call(out, frags, &shown, &scale)?;
                 }
             }
             for h in &hosts {
@@ -243,7 +247,6 @@ impl Tracer {
                         State::Running => running(*rank, entry),
                     };
                     let shown = Shown {
-                        label,
                         rank: *rank,
                         seq: entry.seq,
                         start: entry.start,
@@ -253,7 +256,7 @@ impl Tracer {
                         ok: entry.state == State::Done,
                         state: Some(&state),
                     };
-                    write_call(out, &shown, &scale)?;
+                    write_call(out, &Fragments::of(label)?, &shown, &scale)?;
                 }
             }
             Ok(())
@@ -340,61 +343,100 @@ pub(crate) fn host_name() -> String {
 }
 
 /// A JSON string (escaped by serde_json).
-fn write_str(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
+fn write_str(out: &mut (impl Write + ?Sized), text: &str) -> std::io::Result<()> {
     serde_json::to_writer(out, text).map_err(std::io::Error::other)
 }
 
-/// One call as a complete event on its rank's track, preceded by a comma. Written field by
-/// field: a JSON object built per event made writing a million events take seconds.
-fn write_call(out: &mut dyn Write, e: &Shown<'_>, scale: &TickScale) -> std::io::Result<()> {
+/// What every event of one label shares, written once per label: the name and category, and
+/// the arguments that do not change from call to call.
+struct Fragments {
+    /// `,\n{"name":..,"cat":..,"ph":"X"`
+    head: Vec<u8>,
+    /// `,"site":..,"description":..` and, for a collective, group, dtype, op, windows, bytes.
+    args: Vec<u8>,
+    collective: bool,
+    /// The algorithm of a traced collective (LL when the call moved its data as messages).
+    algorithm: Option<&'static str>,
+}
+
+impl Fragments {
+    fn of(label: &Label) -> std::io::Result<Fragments> {
+        let (mut head, mut args) = (b",\n{\"name\":".to_vec(), Vec::new());
+        write_str(&mut head, &label.trace_name())?;
+        let mut algorithm = None;
+        let collective = match label {
+            Label::Work(work) => {
+                write!(head, ",\"cat\":\"{}\",\"ph\":\"X\"", work.kind)?;
+                args.extend_from_slice(b",\"description\":");
+                write_str(&mut args, &work.text)?;
+                if let Some(site) = &work.site {
+                    args.extend_from_slice(b",\"site\":");
+                    write_str(&mut args, site)?;
+                }
+                false
+            }
+            label => {
+                let (what, at, group) = label.parts().expect("a label is work or a collective");
+                head.extend_from_slice(b",\"cat\":\"collective\",\"ph\":\"X\"");
+                args.extend_from_slice(b",\"site\":");
+                write_str(&mut args, &format!("{}:{}", at.file(), at.line()))?;
+                args.extend_from_slice(b",\"description\":");
+                write_str(&mut args, &label.describe())?;
+                match group {
+                    Some(members) => write!(args, ",\"group\":{members:?}")?,
+                    None => args.extend_from_slice(b",\"group\":\"world\""),
+                }
+                let (dtype, op) = what.dtype_and_op();
+                if let Some(dtype) = dtype {
+                    write!(args, ",\"dtype\":\"{dtype}\"")?;
+                }
+                if let Some(op) = op {
+                    write!(args, ",\"op\":\"{op}\"")?;
+                }
+                if let Label::Traced(traced) = label {
+                    args.extend_from_slice(b",\"windows\":");
+                    write_str(&mut args, &traced.windows)?;
+                    write!(args, ",\"bytes\":{}", traced.bytes)?;
+                    algorithm = Some(traced.algorithm);
+                }
+                true
+            }
+        };
+        Ok(Fragments { head, args, collective, algorithm })
+    }
+}
+
+/// Nanoseconds as microseconds with three decimals, from integers (float formatting was most
+/// of the time writing a trace took).
+struct Micros(f64);
+
+impl std::fmt::Display for Micros {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ns = self.0.max(0.0).round() as u64;
+        write!(f, "{}.{:03}", ns / 1000, ns % 1000)
+    }
+}
+
+/// One call as a complete event on its rank's track, preceded by a comma.
+fn write_call(out: &mut dyn Write, frags: &Fragments, e: &Shown<'_>, scale: &TickScale) -> std::io::Result<()> {
     let dur_ns = scale.span_ns(e.end.saturating_sub(e.start));
     let wait_ns = scale.span_ns(e.wait).min(dur_ns);
-    out.write_all(b",\n{\"name\":")?;
-    write_str(out, &e.label.trace_name())?;
-    let cat = match e.label {
-        Label::Work(work) => work.kind,
-        _ => "collective",
-    };
-    write!(out, ",\"cat\":\"{cat}\",\"ph\":\"X\",\"ts\":{:.3},\"dur\":{:.3},", scale.ns(e.start) / 1e3, dur_ns / 1e3)?;
-    write!(out, "\"pid\":{},\"tid\":0,\"args\":{{\"ok\":{}", e.rank, e.ok)?;
+    out.write_all(&frags.head)?;
+    write!(out, ",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":0,", Micros(scale.ns(e.start)), Micros(dur_ns), e.rank)?;
+    write!(out, "\"args\":{{\"ok\":{}", e.ok)?;
+    if frags.collective {
+        write!(out, ",\"call\":{}", e.seq)?;
+    }
+    out.write_all(&frags.args)?;
+    if let Some(algorithm) = frags.algorithm {
+        write!(out, ",\"algorithm\":\"{}\"", if e.ll { "LL" } else { algorithm })?;
+    }
+    if frags.collective {
+        write!(out, ",\"wait_us\":{},\"work_us\":{}", Micros(wait_ns), Micros(dur_ns - wait_ns))?;
+    }
     if let Some(state) = e.state {
         out.write_all(b",\"state\":")?;
         write_str(out, state)?;
-    }
-    match e.label {
-        Label::Work(work) => {
-            out.write_all(b",\"description\":")?;
-            write_str(out, &work.text)?;
-            if let Some(site) = &work.site {
-                out.write_all(b",\"site\":")?;
-                write_str(out, site)?;
-            }
-        }
-        label => {
-            let (what, at, group) = label.parts().expect("a label is work or a collective");
-            write!(out, ",\"call\":{},\"site\":", e.seq)?;
-            write_str(out, &format!("{}:{}", at.file(), at.line()))?;
-            out.write_all(b",\"description\":")?;
-            write_str(out, &label.describe())?;
-            match group {
-                Some(members) => write!(out, ",\"group\":{members:?}")?,
-                None => out.write_all(b",\"group\":\"world\"")?,
-            }
-            let (dtype, op) = what.dtype_and_op();
-            if let Some(dtype) = dtype {
-                write!(out, ",\"dtype\":\"{dtype}\"")?;
-            }
-            if let Some(op) = op {
-                write!(out, ",\"op\":\"{op}\"")?;
-            }
-            if let Label::Traced(traced) = label {
-                out.write_all(b",\"windows\":")?;
-                write_str(out, &traced.windows)?;
-                let algorithm = if e.ll { "LL" } else { traced.algorithm };
-                write!(out, ",\"bytes\":{},\"algorithm\":\"{algorithm}\"", traced.bytes)?;
-            }
-            write!(out, ",\"wait_us\":{:.3},\"work_us\":{:.3}", wait_ns / 1e3, (dur_ns - wait_ns) / 1e3)?;
-        }
     }
     out.write_all(b"}}")
 }

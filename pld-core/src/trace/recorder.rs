@@ -35,6 +35,8 @@ pub(crate) struct Recorder {
     /// A power of two long, longer than `keep` (an index is a mask, not a division: one per
     /// call cost 3%).
     ring: Box<[Slot]>,
+    /// Each slot's times, where calls are timed (else empty).
+    times: Box<[Times]>,
     /// The entries reports show: the setting's count.
     keep: usize,
     /// Entries begun so far: the next entry's number.
@@ -42,17 +44,21 @@ pub(crate) struct Recorder {
     sites: Mutex<Sites>,
 }
 
-/// One entry: a cache line, written by the rank's thread with plain stores (an untimed call
-/// stores two words and the ring's count when it starts, and one word when it ends).
+/// One entry: two words, written by the rank's thread with plain stores (a call stores both
+/// and the ring's count when it starts, and one when it ends), four to a cache line so the ring
+/// stays small in the caches the call's data moves through.
 #[derive(Default)]
-#[repr(align(64))]
 struct Slot {
     /// The rank's collective call number (0: work that is not a collective).
     seq: AtomicU64,
     /// The site's index (low 32 bits), the [`State`] (bits 32..40) and whether the call moved
     /// its data as LL messages (bit 40; timed recorders only).
     site_state: AtomicU64,
-    /// Ticks at the start and end, and spent waiting (timed recorders only; else 0).
+}
+
+/// An entry's ticks at the start and end, and spent waiting (timed recorders only).
+#[derive(Default)]
+struct Times {
     start: AtomicU64,
     end: AtomicU64,
     wait: AtomicU64,
@@ -103,11 +109,14 @@ pub(crate) struct SiteCache {
 }
 
 impl Recorder {
-    pub(crate) fn new(calls: usize) -> Recorder {
+    /// A recorder of the last `calls` calls, with their times when `timed`.
+    pub(crate) fn new(calls: usize, timed: bool) -> Recorder {
+        // One slot more than kept: the slot of the entry being written is never one a report
+        // reads.
+        let len = if calls == 0 { 0 } else { (calls + 1).next_power_of_two() };
         Recorder {
-            // One slot more than kept: the slot of the entry being written is never one a
-            // report reads.
-            ring: (0..if calls == 0 { 0 } else { (calls + 1).next_power_of_two() }).map(|_| Slot::default()).collect(),
+            ring: (0..len).map(|_| Slot::default()).collect(),
+            times: (0..if timed { len } else { 0 }).map(|_| Times::default()).collect(),
             keep: calls,
             next: AtomicU64::new(0),
             sites: Mutex::new(Sites::default()),
@@ -120,18 +129,32 @@ impl Recorder {
         &self.ring[(number as usize) & (self.ring.len() - 1)]
     }
 
+    /// The times of entry `number`, where calls are timed.
+    #[inline(always)]
+    fn times(&self, number: u64) -> Option<&Times> {
+        self.times.get((number as usize) & (self.ring.len() - 1))
+    }
+
     /// Whether it records at all.
     pub(crate) fn enabled(&self) -> bool {
         !self.ring.is_empty()
     }
 
     /// The index of `label`'s site, interned on first sight.
+    #[inline(always)]
     fn site(&self, label: &Label, cache: &mut SiteCache) -> u32 {
         if let Some((last, id)) = &cache.last
             && last.same_site(label)
         {
             return *id;
         }
+        self.new_site(label, cache)
+    }
+
+    /// [`Recorder::site`] for a label other than the thread's last.
+    #[cold]
+    #[inline(never)]
+    fn new_site(&self, label: &Label, cache: &mut SiteCache) -> u32 {
         let id = match cache.known.iter().find(|(known, _)| known.same_site(label)) {
             Some((_, id)) => *id,
             None => {
@@ -174,10 +197,12 @@ impl Recorder {
         fence(Ordering::Release);
         slot.seq.store(seq, Ordering::Relaxed);
         slot.site_state.store(site_state(site, State::Running, false), Ordering::Relaxed);
-        if start != 0 {
-            slot.start.store(start, Ordering::Relaxed);
-            slot.end.store(0, Ordering::Relaxed);
-            slot.wait.store(0, Ordering::Relaxed);
+        if start != 0
+            && let Some(times) = self.times(number)
+        {
+            times.start.store(start, Ordering::Relaxed);
+            times.end.store(0, Ordering::Relaxed);
+            times.wait.store(0, Ordering::Relaxed);
         }
         self.next.store(number + 1, Ordering::Release);
         (number, site)
@@ -187,9 +212,11 @@ impl Recorder {
     #[inline]
     pub(crate) fn end(&self, number: u64, site: u32, state: State, (end, wait, ll): (u64, u64, bool)) {
         let slot = self.slot(number);
-        if end != 0 {
-            slot.end.store(end, Ordering::Relaxed);
-            slot.wait.store(wait, Ordering::Relaxed);
+        if end != 0
+            && let Some(times) = self.times(number)
+        {
+            times.end.store(end, Ordering::Relaxed);
+            times.wait.store(wait, Ordering::Relaxed);
         }
         slot.site_state.store(site_state(site, state, ll), Ordering::Release);
     }
@@ -205,13 +232,14 @@ impl Recorder {
             .map(|number| {
                 let slot = self.slot(number);
                 let packed = slot.site_state.load(Ordering::Acquire);
+                let time = |f: fn(&Times) -> &AtomicU64| self.times(number).map_or(0, |t| f(t).load(Ordering::Relaxed));
                 let entry = Entry {
                     seq: slot.seq.load(Ordering::Relaxed),
                     label: None,
                     state: State::from_u8((packed >> 32) as u8),
-                    start: slot.start.load(Ordering::Relaxed),
-                    end: slot.end.load(Ordering::Relaxed),
-                    wait: slot.wait.load(Ordering::Relaxed),
+                    start: time(|t| &t.start),
+                    end: time(|t| &t.end),
+                    wait: time(|t| &t.wait),
                     ll: packed >> 40 & 1 != 0,
                 };
                 (packed as u32, entry)
@@ -281,7 +309,7 @@ mod tests {
 
     #[test]
     fn keeps_the_last_calls_and_runs_them_together() {
-        let recorder = Recorder::new(4);
+        let recorder = Recorder::new(4, false);
         let mut cache = SiteCache::default();
         let here = std::panic::Location::caller();
         let call = Label::Call(CallWhat::Barrier, here);
@@ -302,7 +330,7 @@ mod tests {
 
     #[test]
     fn records_nothing_with_no_slots() {
-        let recorder = Recorder::new(0);
+        let recorder = Recorder::new(0, false);
         assert!(!recorder.enabled());
         assert!(recorder.entries().is_empty());
     }
