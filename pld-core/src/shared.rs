@@ -146,7 +146,7 @@ impl Shared {
             tuning,
             ranks: (0..nranks)
                 .map(|_| {
-                    let progress = RankProgress::new(recorded, tracer.timed);
+                    let progress = RankProgress::new(recorded, tracer.on_error.is_some());
                     progress.watch.0.timed.store(i32::from(tracer.timed), Ordering::Relaxed);
                     progress.watch.0.spin_ticks_256.store(spin_ticks_256, Ordering::Relaxed);
                     progress

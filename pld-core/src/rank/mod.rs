@@ -15,7 +15,7 @@ use crate::device::abi::{Ctx, Diag, FingerprintWords, KernelFn};
 use crate::error::{Error, Result};
 use crate::shared::{Shared, WaitLimits};
 use crate::trace::clock::ticks;
-use crate::trace::events::Chunk;
+use crate::trace::events::EventLog;
 use crate::trace::recorder::{SiteCache, State};
 use crate::trace::{Event, LabelIds};
 
@@ -42,13 +42,13 @@ pub(crate) struct RankState {
     sites: SiteCache,
     /// With a trace: the events this thread recorded and has not handed over yet, and the
     /// index of each label it met in its rank's table.
-    events: Option<Chunk>,
+    events: EventLog,
     label_ids: LabelIds,
 }
 
 impl Drop for RankState {
     fn drop(&mut self) {
-        if let Some(events) = self.events.take() {
+        if let Some(events) = self.events.finish() {
             self.shared.tracer.hand_over(self.rank, events);
         }
     }
@@ -62,7 +62,7 @@ impl RankState {
             shared: Arc::clone(shared),
             scratch: Vec::new(),
             sites: SiteCache::default(),
-            events: None,
+            events: EventLog::default(),
             label_ids: LabelIds::default(),
         }
     }
@@ -163,10 +163,7 @@ impl RankState {
             let rank = self.rank;
             let id = shared.tracer.label_id(rank, call, &mut self.label_ids);
             let flags = if error.is_none() { Event::OK } else { 0 } | if ll { Event::LL } else { 0 };
-            let events = self.events.get_or_insert_with(Chunk::new);
-            events.push(Event { start, end, wait, seq: seq as u32, label: id | flags });
-            if events.is_full() {
-                let full = std::mem::replace(events, Chunk::new());
+            if let Some(full) = self.events.push(Event { start, end, wait, seq: seq as u32, label: id | flags }) {
                 shared.tracer.hand_over(rank, full);
             }
         }
