@@ -133,6 +133,9 @@ pub(crate) enum Label {
     Traced(Arc<TracedCall>),
 }
 
+/// A collective call's parts: what it is, where it was made, its group (`None`: the world).
+pub(crate) type CallParts<'a> = (CallWhat, &'static Location<'static>, Option<&'a Arc<[usize]>>);
+
 /// Work that is not a collective: its short name (a trace event's) and its description.
 pub(crate) struct WorkLabel {
     /// `kernel`, `staging` or `local pass` (a trace event's category).
@@ -193,7 +196,7 @@ impl Label {
     }
 
     /// The collective, where it was made and its group (`None`: not a collective, or the world).
-    pub(crate) fn parts(&self) -> Option<(CallWhat, &'static Location<'static>, Option<&Arc<[usize]>>)> {
+    pub(crate) fn parts(&self) -> Option<CallParts<'_>> {
         match self {
             Label::Work(_) => None,
             Label::Call(what, at) => Some((*what, *at, None)),

@@ -63,9 +63,9 @@ pub struct Host<'w> {
     p2p: RefCell<Vec<crate::collective::Pending>>,
     /// The labels traces show of this host's calls, by call site, operands, size and algorithm
     /// (see `Host::traced_label`).
-    pub(crate) traced: RefCell<Vec<(Label, Vec<std::sync::Weak<Allocation>>, Label)>>,
+    pub(crate) traced: RefCell<Vec<crate::collective::TracedBySite>>,
     /// Those labels as each group's part of the call.
-    pub(crate) traced_groups: RefCell<Vec<(Arc<crate::call::TracedCall>, Arc<[usize]>, Label)>>,
+    pub(crate) traced_groups: RefCell<Vec<crate::collective::TracedByGroup>>,
     _single_thread: PhantomData<*const ()>,
 }
 

@@ -374,7 +374,7 @@ impl Shared {
             let row_len = watch.row_len.load(Ordering::Relaxed).max(0) as usize;
             let expected = watch.expected.load(Ordering::Relaxed);
             let at_least = watch.cmp.load(Ordering::Relaxed) == pld_model::WaitCmp::Ge as i32;
-            let fits = row_off % 4 == 0 && row_off + 4 * row_len <= self.heap().capacity();
+            let fits = row_off.is_multiple_of(4) && row_off + 4 * row_len <= self.heap().capacity();
             let missing: Vec<usize> = (0..if fits { row_len } else { 0 })
                 .filter(|&i| Some(i) != own)
                 .filter(|&i| {

@@ -27,6 +27,13 @@ pub use options::{AllReduce, Broadcast, Common, Opts, Reduce, ReduceScatter, Roo
 pub(crate) use p2p::Pending;
 pub use p2p::{RecvFrom, SendTo};
 
+/// A traced label a host made, with the call site and windows (by identity: a weak reference
+/// keeps its allocation's address from being reused while the cache holds it) it is for.
+pub(crate) type TracedBySite = (Label, Vec<std::sync::Weak<Allocation>>, Label);
+
+/// A traced label as one group's part of the call, with the label and group it is for.
+pub(crate) type TracedByGroup = (Arc<TracedCall>, Arc<[usize]>, Label);
+
 /// A checked collective call, ready to be queued on every rank.
 struct Plan<'p, 'a> {
     call: Label,
