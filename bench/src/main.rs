@@ -426,20 +426,7 @@ fn other_bench(path: &std::path::Path, args: &Args, nranks: usize) -> Result<Vec
         bail!("{} failed: {}", path.display(), String::from_utf8_lossy(&out.stderr));
     }
     // The table's rows: size, count, type, redop, root, time(us), algbw, busbw, #wrong.
-    let rows: Vec<BaselineRow> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| {
-            let cells: Vec<&str> = l.split_whitespace().collect();
-            Some(BaselineRow {
-                bytes: cells.first()?.parse().ok()?,
-                time_us: cells.get(5)?.parse().ok()?,
-                busbw: cells.get(7)?.parse().ok()?,
-                wrong: cells.get(8)?.parse().ok()?,
-                source: String::new(),
-            })
-        })
-        .collect();
+    let rows = mpi::parse_rows(&String::from_utf8_lossy(&out.stdout), 5, "");
     if rows.is_empty() {
         bail!("{} printed no table", path.display());
     }

@@ -248,7 +248,7 @@ impl Mpi {
                 );
             }
             let source = format!("{}, {}", self.name, setting.label);
-            let rows = parse_rows(&String::from_utf8_lossy(&output.stdout), &source);
+            let rows = parse_rows(&String::from_utf8_lossy(&output.stdout), 3, &source);
             crate::keep_best(&mut best, rows);
         }
         Ok(best)
@@ -269,8 +269,10 @@ fn identify(text: &str) -> Option<(Family, String, String)> {
     None
 }
 
-/// The harness's rows: `size count iters avg min max algbw busbw #wrong`.
-fn parse_rows(stdout: &str, source: &str) -> Vec<BaselineRow> {
+/// A table's rows: the size first, the time in column `time_column`, then busbw and #wrong in
+/// columns 7 and 8 (the harness's `size count iters avg min max algbw busbw #wrong`, pld-bench's
+/// `size count type redop root time algbw busbw #wrong`).
+pub(crate) fn parse_rows(stdout: &str, time_column: usize, source: &str) -> Vec<BaselineRow> {
     stdout
         .lines()
         .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
@@ -278,7 +280,7 @@ fn parse_rows(stdout: &str, source: &str) -> Vec<BaselineRow> {
             let f: Vec<&str> = line.split_whitespace().collect();
             Some(BaselineRow {
                 bytes: f.first()?.parse().ok()?,
-                time_us: f.get(3)?.parse().ok()?,
+                time_us: f.get(time_column)?.parse().ok()?,
                 busbw: f.get(7)?.parse().ok()?,
                 wrong: f.get(8)?.parse().ok()?,
                 source: source.to_string(),
