@@ -16,7 +16,10 @@ use pld::{Error, World};
 fn child(vars: &[(&str, &str)]) -> String {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(["--exact", "config_child", "--nocapture", "--test-threads=1"]).env("PLD_CONFIG_CHILD", "1");
-    for var in ["PLD_TIMEOUT_MS", "PLD_WINDOW_BYTES", "PLD_LL_BYTES", "PLD_TWO_SHOT_BYTES", "PLD_INLINE", "PLD_PIN"] {
+    let settings =
+        ["PLD_TIMEOUT_MS", "PLD_WINDOW_BYTES", "PLD_LL_BYTES", "PLD_TWO_SHOT_BYTES", "PLD_INLINE", "PLD_PIN"];
+    let recording = ["PLD_FLIGHT_RECORDER", "PLD_TRACE", "PLD_TRACE_ON_ERROR"];
+    for var in settings.into_iter().chain(recording) {
         cmd.env_remove(var);
     }
     for (name, value) in vars {
@@ -90,6 +93,14 @@ fn a_malformed_or_impossible_size_is_an_error_naming_the_variable() {
         assert_rejected("PLD_LL_BYTES", value, "at most");
     }
     assert_rejected("PLD_INLINE", "maybe", "0 or 1");
+}
+
+#[test]
+fn recording_settings_that_cannot_be_meant_are_errors_naming_the_variable() {
+    assert_rejected("PLD_FLIGHT_RECORDER", "lots", "whole number of calls");
+    assert_rejected("PLD_TRACE", "/no/such/folder/trace.json", "a file this process can create");
+    assert_rejected("PLD_TRACE_ON_ERROR", "/no/such/folder/dump.json", "a folder that exists");
+    assert!(child(&[("PLD_FLIGHT_RECORDER", "0")]).starts_with("ok "));
 }
 
 #[test]

@@ -87,3 +87,43 @@ impl Merged {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-event trace of `rank` as process `host` wrote it, its start-up exchange left at
+    /// `sync_us` and its event at `ts_us` (both on that host's clock).
+    fn file(dir: &Path, host: &str, rank: u64, sync_us: u64, ts_us: f64) -> std::path::PathBuf {
+        let doc = json!({
+            "traceEvents": [{"name": "barrier!", "cat": "collective", "ph": "X", "ts": ts_us, "dur": 1.0,
+                             "pid": rank, "tid": 0, "args": {"call": 1, "site": "a.rs:1", "algorithm": "LL"}}],
+            "otherData": {"host": host, "nranks": 3, "sync_ns": sync_us * 1000},
+        });
+        let path = dir.join(format!("t.{rank}.json"));
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    }
+
+    #[test]
+    fn one_host_keeps_its_clock_and_another_host_is_shifted_onto_it() {
+        let dir = std::env::temp_dir().join(format!("pld-trace-merge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Host a's processes left the start-up exchange at 1000 and 1004 us of its clock (the
+        // spread is the skew left), host b's at 501000 us of its own: its events move back by
+        // 500 ms less the half of a's spread (each host's reference is its processes' mean).
+        let paths = [
+            file(&dir, "a", 0, 1000, 2000.0),
+            file(&dir, "a", 1, 1004, 2010.0),
+            file(&dir, "b", 2, 501_000, 502_000.0),
+        ];
+        let merged = merge(&paths).unwrap();
+        assert_eq!(merged.shifts["a"], 0.0);
+        assert_eq!(merged.shifts["b"], 1002.0 - 501_000.0);
+        assert_eq!(merged.skew_us, 4.0);
+        let ts: Vec<f64> = merged.trace.events.iter().map(|e| e.ts).collect();
+        assert_eq!(ts, [2000.0, 2010.0, 2002.0]);
+        assert!(merged.trace.check().is_empty(), "{:?}", merged.trace.check());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

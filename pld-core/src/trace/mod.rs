@@ -111,13 +111,33 @@ impl Tracer {
         nranks: usize,
         local: std::ops::Range<usize>,
         sync_ns: u64,
-    ) -> Tracer {
+    ) -> Result<Tracer> {
         let per_process = launcher != "local";
         let name = |path: &Path| if per_process { with_rank(path, local.start) } else { path.to_owned() };
-        Tracer {
-            path: trace.map(name),
-            on_error: on_error.map(name),
-            timed: trace.is_some() || on_error.is_some(),
+        let (path, on_error) = (trace.map(name), on_error.map(name));
+        // A path that cannot be written is an error now, not a lost trace at the end: the trace's
+        // file is made at once (and written when the world ends); the dump's folder must exist.
+        if let Some(path) = &path {
+            std::fs::File::create(path).map_err(|e| Error::InvalidSetting {
+                setting: "PLD_TRACE (or WorldBuilder::trace)".into(),
+                value: path.display().to_string(),
+                expected: format!("a file this process can create ({e})"),
+            })?;
+        }
+        if let Some(path) = &on_error {
+            let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !folder.is_dir() {
+                return Err(Error::InvalidSetting {
+                    setting: "PLD_TRACE_ON_ERROR (or WorldBuilder::trace_on_error)".into(),
+                    value: path.display().to_string(),
+                    expected: format!("a file in a folder that exists ({} does not)", folder.display()),
+                });
+            }
+        }
+        Ok(Tracer {
+            timed: path.is_some() || on_error.is_some(),
+            path,
+            on_error,
             start: Anchor::now(),
             sync_ns,
             events: (0..nranks).map(|_| Mutex::default()).collect(),
@@ -127,7 +147,7 @@ impl Tracer {
             launcher,
             nranks,
             local,
-        }
+        })
     }
 
     /// Whether every call is kept for a trace.
