@@ -300,8 +300,10 @@ static inline void pld_backoff_leave_spin(pld_ctx *c, pld_backoff *b) {
     if (b->started == 0 && c->watch->timed) b->started = pld_ticks() - pld_spin_ticks(c, b->spins);
 }
 
-/* A wait that stepped ended well: its time counted (timed calls), its record cleared. */
+/* A wait ended well: if it stepped, its time counted (timed calls) and its record cleared (a
+ * wait whose first look succeeded did neither, and costs nothing here). */
 static inline void pld_backoff_done(pld_ctx *c, const pld_backoff *b) {
+    if (b->spins == 0) return;
     if (c->watch->timed)
         c->watch->wait_ticks += b->started ? pld_ticks() - b->started : pld_spin_ticks(c, b->spins);
     if (b->spins >= c->spin_limit) __atomic_store_n(&c->watch->since_ns, 0, __ATOMIC_RELAXED);
@@ -366,7 +368,7 @@ static inline int32_t pld_wait_probed(pld_ctx *c, uint64_t cell_off, int32_t exp
     for (;;) {
         const int32_t v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
         if (pld_cmp_holds(v, expected, cmp)) {
-            if (b.spins) pld_backoff_done(c, &b);
+            pld_backoff_done(c, &b);
             return PLD_OK;
         }
         if (probe && !pld_backoff_spinning(c, &b)) PLD_TRY(pld_probe_peer(c, probe, peer));
@@ -775,7 +777,7 @@ static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t
         }
         if (status != PLD_OK) return status;
     }
-    if (b.spins) pld_backoff_done(c, &b);
+    pld_backoff_done(c, &b);
     if (c->watch->timed) c->watch->ll = 1;
     if ((a->flags & PLD_CHECK_CALLS) && memcmp(header->what, a->call.what, sizeof header->what) != 0) {
         c->diag->index = peer;

@@ -753,11 +753,11 @@ const SEND_RECV: &str = r#"    const pld_p2p_args *a = (const pld_p2p_args *)arg
             }
         }
         if (!left) {
-            if (b.spins) pld_backoff_done(c, &b);
+            pld_backoff_done(c, &b);
             break;
         }
         if (moved) {
-            if (b.spins) pld_backoff_done(c, &b);
+            pld_backoff_done(c, &b);
             b = (pld_backoff)PLD_BACKOFF_INIT;
             continue;
         }

@@ -164,17 +164,10 @@ pub(crate) struct TracedCall {
 impl Label {
     /// This call's label as one group's part of it.
     pub(crate) fn in_group(&self, members: &Arc<[usize]>) -> Label {
-        match self {
-            Label::Call(what, at) | Label::GroupCall(what, at, _) => Label::GroupCall(*what, at, Arc::clone(members)),
-            Label::Traced(call) => Label::Traced(Arc::new(TracedCall {
-                what: call.what,
-                at: call.at,
-                group: Some(Arc::clone(members)),
-                windows: call.windows.clone(),
-                bytes: call.bytes,
-                algorithm: call.algorithm,
-            })),
-            work => work.clone(),
+        // (A traced label is made from the grouped one, not grouped itself.)
+        match self.parts() {
+            Some((what, at, _)) => Label::GroupCall(what, at, Arc::clone(members)),
+            None => self.clone(),
         }
     }
 

@@ -61,11 +61,9 @@ pub struct Host<'w> {
     /// Sends and receives called since this host last queued anything else: queued together,
     /// one batch per rank, before its next other call, read or sync (see `collective::p2p`).
     p2p: RefCell<Vec<crate::collective::Pending>>,
-    /// The labels traces show of this host's calls, by call site, operands, size and algorithm
-    /// (see `Host::traced_label`).
+    /// The labels traces show of this host's calls, by call site (and group), operands, size
+    /// and algorithm (see `Host::traced_label`).
     pub(crate) traced: RefCell<Vec<crate::collective::TracedBySite>>,
-    /// Those labels as each group's part of the call.
-    pub(crate) traced_groups: RefCell<Vec<crate::collective::TracedByGroup>>,
     _single_thread: PhantomData<*const ()>,
 }
 
@@ -84,7 +82,6 @@ impl<'w> Host<'w> {
             failed: RefCell::new(None),
             p2p: RefCell::new(Vec::new()),
             traced: RefCell::new(Vec::new()),
-            traced_groups: RefCell::new(Vec::new()),
             _single_thread: PhantomData,
         }
     }

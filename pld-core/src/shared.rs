@@ -5,6 +5,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
+use pld_model::WaitCmp;
+
 use crate::call::{Label, SignalCells};
 use crate::comm::Comm;
 use crate::config::Settings;
@@ -319,16 +321,15 @@ impl Shared {
         let past = progress.past.0.load(Ordering::Acquire);
         let completed = progress.completed.0.load(Ordering::Acquire);
         let issued = progress.issued.0.load(Ordering::Relaxed);
+        let label_of = |seq: u64| entries.iter().rev().find(|e| e.seq == seq).and_then(|e| e.label.as_ref());
         let named = |seq: u64| {
-            let label = entries.iter().rev().find(|e| e.seq == seq).and_then(|e| e.label.as_ref());
-            let what = label.map_or_else(|| "a collective".to_owned(), Label::describe);
+            let what = label_of(seq).map_or_else(|| "a collective".to_owned(), Label::describe);
             format!("{what} (call #{seq})")
         };
         let done = if completed == 0 { "none".to_owned() } else { named(completed) };
         let running = entries.last().filter(|e| e.state == State::Running);
         let mut report = if started > past {
-            let label = entries.iter().rev().find(|e| e.seq == started).and_then(|e| e.label.as_ref());
-            let waiting = self.waiting(rank, label).map(|w| format!(", {w}")).unwrap_or_default();
+            let waiting = self.waiting(rank, label_of(started)).map(|w| format!(", {w}")).unwrap_or_default();
             format!("rank {rank} is in {}{waiting}, last completed {done}", named(started))
         } else if let Some(task) = running.filter(|e| e.seq == 0).and_then(|e| e.label.as_ref()) {
             format!("rank {rank} is in {}, last completed collective {done}", task.describe())
@@ -348,10 +349,8 @@ impl Shared {
 
     /// How a call still in flight on `rank` stands: running, or waiting on whom.
     pub(crate) fn running_state(&self, rank: usize, entry: &Entry) -> String {
-        match (entry.seq, self.waiting(rank, entry.label.as_ref())) {
-            (seq, Some(waiting)) if seq != 0 => waiting,
-            _ => "running".into(),
-        }
+        let waiting = if entry.seq != 0 { self.waiting(rank, entry.label.as_ref()) } else { None };
+        waiting.unwrap_or_else(|| "running".into())
     }
 
     /// The wait `rank`'s call (labelled `label`) is in, once it left its spin phase: "waiting
@@ -373,17 +372,10 @@ impl Shared {
             let row_off = watch.row_off.load(Ordering::Relaxed) as usize;
             let row_len = watch.row_len.load(Ordering::Relaxed).max(0) as usize;
             let expected = watch.expected.load(Ordering::Relaxed);
-            let at_least = watch.cmp.load(Ordering::Relaxed) == pld_model::WaitCmp::Ge as i32;
-            let fits = row_off.is_multiple_of(4) && row_off + 4 * row_len <= self.heap().capacity();
-            let missing: Vec<usize> = (0..if fits { row_len } else { 0 })
+            let cmp = if watch.cmp.load(Ordering::Relaxed) == WaitCmp::Eq as i32 { WaitCmp::Eq } else { WaitCmp::Ge };
+            let missing: Vec<usize> = crate::rank::short_cells(self.heap(), rank, row_off, row_len, expected, cmp)
+                .map(|cell| (cell - row_off) / 4)
                 .filter(|&i| Some(i) != own)
-                .filter(|&i| {
-                    // SAFETY: the row lies inside the rank's window (checked above), which lives
-                    // as long as the world; signal cells are only accessed atomically.
-                    let cell = unsafe { &*self.heap().base(rank).add(row_off + 4 * i).cast::<AtomicI32>() };
-                    let v = cell.load(Ordering::SeqCst);
-                    if at_least { v < expected } else { v != expected }
-                })
                 .map(world)
                 .collect();
             match missing.as_slice() {

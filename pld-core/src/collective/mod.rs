@@ -31,9 +31,6 @@ pub use p2p::{RecvFrom, SendTo};
 /// keeps its allocation's address from being reused while the cache holds it) it is for.
 pub(crate) type TracedBySite = (Label, Vec<std::sync::Weak<Allocation>>, Label);
 
-/// A traced label as one group's part of the call, with the label and group it is for.
-pub(crate) type TracedByGroup = (Arc<TracedCall>, Arc<[usize]>, Label);
-
 /// A checked collective call, ready to be queued on every rank.
 struct Plan<'p, 'a> {
     call: Label,
@@ -159,15 +156,8 @@ impl Host<'_> {
     ) -> Result<()> {
         let kernel = builtins()?.kernel(variant);
         let shared = self.world().shared();
-        // A trace shows each call's operands, size and algorithm (built only while tracing).
-        // Borrowed from the host's cache, not cloned: a reference count touched per call cost a
-        // tenth of a small collective.
-        let traced = shared.tracer.timed.then(|| {
-            let bytes = (count * dtype.map_or(0, DType::size)) as u64;
-            let i = self.traced_label(&plan.call, plan.operands, bytes, algorithm(variant.kind));
-            std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].2)
-        });
-        let call_label = traced.as_deref().unwrap_or(&plan.call);
+        // What a trace shows of the call besides its label (used only while calls are timed).
+        let (bytes, algorithm) = ((count * dtype.map_or(0, DType::size)) as u64, algorithm(variant.kind));
         let signal_alloc = plan.signal.alloc();
         args.signal_off = signal_alloc.offset() as u64;
         args.flags = if shared.settings.check_calls { CollArgs::CHECK_CALLS } else { 0 };
@@ -217,8 +207,16 @@ impl Host<'_> {
             numbered.store(fingerprint.seq, Ordering::Relaxed);
             job.args.call = fingerprint.words();
             job.comm = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
-            let label = if comms.is_empty() { None } else { Some(self.in_group(call_label, &comm.members)) };
-            let call = label.as_ref().unwrap_or(call_label);
+            let grouped = if comms.is_empty() { None } else { Some(plan.call.in_group(&comm.members)) };
+            let label = grouped.as_ref().unwrap_or(&plan.call);
+            // A trace shows each call's operands, size and algorithm: the label for that is
+            // borrowed from the host's cache, not cloned (a reference count touched per call
+            // cost a tenth of a small collective).
+            let traced = shared.tracer.timed.then(|| {
+                let i = self.traced_label(label, plan.operands, bytes, algorithm);
+                std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].2)
+            });
+            let call = traced.as_deref().unwrap_or(label);
             queued |= self.submit(rank, call, seq, Some(signal), Submission::Kernel(&job));
         }
         // Across processes every host must free windows at the same point of its program, or
@@ -235,8 +233,8 @@ impl Host<'_> {
     }
 
     /// The index in this host's cache of the label a trace shows of a call: made once per call
-    /// site, operands, size and algorithm, and then reused (making one per call cost more than
-    /// a small collective).
+    /// site (and group), operands, size and algorithm, and then reused (making one per call
+    /// cost more than a small collective).
     fn traced_label(
         &self,
         call: &Label,
@@ -267,22 +265,6 @@ impl Host<'_> {
         let windows = operands.iter().map(|(_, o)| Arc::downgrade(o.alloc)).collect();
         cache.push((call.clone(), windows, label));
         cache.len() - 1
-    }
-
-    /// `label` as one group's part of the call; a traced label's made once per group and reused
-    /// (as [`Host::traced_label`] makes the label once).
-    fn in_group(&self, label: &Label, members: &Arc<[usize]>) -> Label {
-        let Label::Traced(base) = label else { return label.in_group(members) };
-        let mut cache = self.traced_groups.borrow_mut();
-        if let Some((.., grouped)) = cache.iter().find(|(b, m, _)| Arc::ptr_eq(b, base) && Arc::ptr_eq(m, members)) {
-            return grouped.clone();
-        }
-        if cache.len() >= 256 {
-            cache.clear();
-        }
-        let grouped = label.in_group(members);
-        cache.push((Arc::clone(base), Arc::clone(members), grouped.clone()));
-        grouped
     }
 
     fn bad(call: &Label, role: &'static str, operand: &Operand<'_>, expected: String) -> Error {

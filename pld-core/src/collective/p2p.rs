@@ -305,8 +305,8 @@ impl Host<'_> {
                 let windows = ops
                     .iter()
                     .map(|p| {
-                        let (dir, peer) = if p.is_send() { ("to", "rank") } else { ("from", "rank") };
-                        format!("`{}` {dir} {peer} {}", p.window.name(), p.op.peer)
+                        let direction = if p.is_send() { "to" } else { "from" };
+                        format!("`{}` {direction} rank {}", p.window.name(), p.op.peer)
                     })
                     .collect::<Vec<_>>()
                     .join(", ");

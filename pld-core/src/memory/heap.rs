@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use rustix::mm::MapFlags;
+
+use super::mapping::Mapping;
 use crate::error::{Error, Result};
 
 /// Every allocation starts on a cache line, so a signal never shares a line with data.
@@ -13,38 +16,20 @@ pub(crate) const ALIGN: usize = 64;
 
 /// One rank's window: anonymous memory reserved without commitment (`MAP_NORESERVE`), so a
 /// large heap costs nothing until it is used; or memory another layer owns (an MPI window),
-/// where `owned` is false and `base` may be null (a peer reached only through the transport).
+/// with no mapping of its own and `base` maybe null (a peer reached only through the transport).
 struct Region {
     base: *mut u8,
-    len: usize,
-    owned: bool,
+    /// The mapping behind `base` when this process made it (unmapped with the region).
+    _mapping: Option<Mapping>,
     /// Whether this process writes the region (zeroes new allocations in it).
     local: bool,
 }
 
 impl Region {
     fn new(len: usize) -> Result<Region> {
-        use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous};
-        // SAFETY: a fresh private anonymous mapping aliases nothing.
-        let base = unsafe {
-            mmap_anonymous(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE | MapFlags::NORESERVE,
-            )
-        }
-        .map_err(|e| Error::system(format!("reserving a {len}-byte window"), e))?;
-        Ok(Region { base: base.cast(), len, owned: true, local: true })
-    }
-}
-
-impl Drop for Region {
-    fn drop(&mut self) {
-        if self.owned {
-            // SAFETY: `base`/`len` describe a mapping this region owns; no rank runs any more.
-            let _ = unsafe { rustix::mm::munmap(self.base.cast(), self.len) };
-        }
+        let mapping = Mapping::new(len, MapFlags::NORESERVE)
+            .map_err(|e| Error::system(format!("reserving a {len}-byte window"), e))?;
+        Ok(Region { base: mapping.base(), _mapping: Some(mapping), local: true })
     }
 }
 
@@ -87,11 +72,7 @@ impl SymmetricHeap {
     /// the same offsets everywhere.
     #[cfg(feature = "mpi")]
     pub(crate) fn external(bases: &[*mut u8], local: &[bool], capacity: usize) -> SymmetricHeap {
-        let regions = bases
-            .iter()
-            .zip(local)
-            .map(|(&base, &local)| Region { base, len: capacity, owned: false, local })
-            .collect();
+        let regions = bases.iter().zip(local).map(|(&base, &local)| Region { base, _mapping: None, local }).collect();
         SymmetricHeap::with_regions(regions, capacity - capacity % ALIGN)
     }
 

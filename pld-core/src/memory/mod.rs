@@ -3,9 +3,11 @@
 
 mod heap;
 mod ll;
+mod mapping;
 mod window;
 
 pub(crate) use heap::{ALIGN, SymmetricHeap};
 pub(crate) use ll::LlArea;
+pub(crate) use mapping::Mapping;
 pub(crate) use window::{Allocation, Operand};
 pub use window::{Buffer, Shape, Window};

@@ -12,6 +12,7 @@ use crate::device::KernelSource;
 use crate::device::abi::{Diag, FingerprintWords};
 use crate::error::Error;
 use crate::fingerprint::describe_words;
+use crate::memory::SymmetricHeap;
 
 impl RankState {
     /// The error a failed kernel's status and diagnosis describe (the call is formatted here
@@ -52,11 +53,8 @@ impl RankState {
             Some(DeviceStatus::Timeout) => {
                 let (start, signal) = owner(diag.cell_off).unwrap_or((0, "<freed window>".into()));
                 let cmp = if diag.cmp == WaitCmp::Eq as i32 { WaitCmp::Eq } else { WaitCmp::Ge };
-                let capacity = self.shared.heap().capacity() as u64;
-                let row_len = diag.row_len.max(0) as u64;
-                let row_fits = diag.row_off.is_multiple_of(4)
-                    && diag.row_off >= start as u64
-                    && diag.row_off.checked_add(4 * row_len).is_some_and(|end| end <= capacity);
+                // A row before its signal's start is no row of it.
+                let row_len = if diag.row_off >= start as u64 { diag.row_len.max(0) as usize } else { 0 };
                 // A wait on a lone cell (a user kernel's `wait`) needs that cell's notify alone.
                 // A builtin's wait names its row: the cells of the row still short of the
                 // expected value, by index in the signal (for a credit signal the index is the
@@ -67,20 +65,9 @@ impl RankState {
                 let missing = if diag.row_len == 0 {
                     Box::new([world_rank(comm, cell)]) as Box<[usize]>
                 } else {
-                    (0..if row_fits { row_len } else { 0 })
-                        .map(|i| diag.row_off + 4 * i)
-                        .filter(|&cell| {
-                            // SAFETY: the row lies inside this rank's window (checked above) and
-                            // signal cells are only accessed atomically.
-                            let v = unsafe {
-                                (*self.local_base().add(cell as usize).cast::<AtomicI32>()).load(Ordering::SeqCst)
-                            };
-                            match cmp {
-                                WaitCmp::Eq => v != diag.expected,
-                                WaitCmp::Ge => v < diag.expected,
-                            }
-                        })
-                        .map(|cell| (cell as usize - start) / 4)
+                    let heap = self.shared.heap();
+                    short_cells(heap, rank, diag.row_off as usize, row_len, diag.expected, cmp)
+                        .map(|cell| (cell - start) / 4)
                         .filter(|&index| index != member)
                         .map(|index| world_rank(comm, index))
                         .collect()
@@ -143,6 +130,29 @@ impl RankState {
             None => Error::KernelFailed { rank, call, reason: format!("unknown status {status}") },
         }
     }
+}
+
+/// The window offsets of the cells of the signal row at `row_off` (`row_len` cells) of `rank`'s
+/// window still short of `expected` by `cmp`: the peers a wait on that row still waits for.
+/// None where the row does not lie in the window.
+pub(crate) fn short_cells(
+    heap: &SymmetricHeap,
+    rank: usize,
+    row_off: usize,
+    row_len: usize,
+    expected: i32,
+    cmp: WaitCmp,
+) -> impl Iterator<Item = usize> + '_ {
+    let fits = row_off.is_multiple_of(4) && row_off.checked_add(4 * row_len).is_some_and(|end| end <= heap.capacity());
+    (0..if fits { row_len } else { 0 }).map(move |i| row_off + 4 * i).filter(move |&cell| {
+        // SAFETY: the row lies inside the rank's window (checked above), which lives as long as
+        // the heap; signal cells are only accessed atomically.
+        let v = unsafe { (*heap.base(rank).add(cell).cast::<AtomicI32>()).load(Ordering::SeqCst) };
+        match cmp {
+            WaitCmp::Eq => v != expected,
+            WaitCmp::Ge => v < expected,
+        }
+    })
 }
 
 /// The world rank of member `index` of `comm` (a signal cell past the members: itself).

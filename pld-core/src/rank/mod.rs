@@ -23,6 +23,7 @@ mod diagnosis;
 mod task;
 mod worker;
 
+pub(crate) use diagnosis::short_cells;
 pub(crate) use task::{CommCall, Job, KernelCall, Task, Work};
 
 /// What a kernel run is: a collective in its communicator, or a user kernel (in the world),
@@ -177,6 +178,9 @@ impl RankState {
             }
         }
         if let Some(error) = error {
+            // A wait the failed call left on record (it ends a wait's record only when the wait
+            // succeeds) must not be taken for the next call's.
+            progress.watch.0.since_ns.store(0, Ordering::Relaxed);
             shared.record_failure(self.rank, error, signal);
         }
     }
@@ -235,10 +239,6 @@ impl RankState {
         let shared = &*self.shared;
         let mut diag = Diag::default();
         let watch = &shared.ranks[self.rank].watch.0;
-        // A wait a failed call left on record is not this call's.
-        if watch.since_ns.load(Ordering::Relaxed) != 0 {
-            watch.since_ns.store(0, Ordering::Relaxed);
-        }
         let member = comm.member(self.rank).expect("a rank runs only its communicators' calls");
         // The wait of every call follows the ranks busy now.
         let limits = shared.tuning.limits(shared.busy.load(Ordering::Relaxed));

@@ -190,7 +190,7 @@ impl Tracer {
 
     /// Takes a recording thread's events of `rank` (a lock per chunk of them, not per call).
     pub(crate) fn hand_over(&self, rank: usize, events: Chunk) {
-        if events.len() > 0 {
+        if !events.as_slice().is_empty() {
             self.events[rank].lock().unwrap_or_else(|p| p.into_inner()).push(events);
         }
     }
