@@ -19,6 +19,7 @@ fn main() {
         Ok("pace") => Some(pace()),
         Ok("soak") => Some(soak()),
         Ok("groups") => Some(groups()),
+        Ok("loop") => Some(collectives_until_ended()),
         _ => None,
     };
     if let Some(code) = mode {
@@ -78,7 +79,7 @@ fn main() {
     host.barrier(pld::Opts::new()).expect("a final barrier");
     host.finish().expect("every call succeeded");
     let ranks = world.host().map(|h| h.ranks()).unwrap_or(0..0);
-    println!("mpi_e2e: ranks {ranks:?} of {n}: {calls} collectives checked, 0 wrong elements");
+    println!("mpi_e2e: ranks {ranks:?} of {n}, {}: {calls} collectives checked, 0 wrong elements", world.launcher());
 }
 
 /// Run with a setting that shapes memory differing between the processes (`mpirun -np 1 -x
@@ -121,6 +122,40 @@ fn allocation_fails_on_one_rank() -> i32 {
             i32::from(!ok)
         }
     }
+}
+
+/// Collectives in a loop for `PLD_E2E_LOOP_SECONDS` (default 600), each checked: for a job
+/// that is ended from outside, e.g. one of its hosts killed (`.ci/run` kills every process of
+/// one host): the processes left must end within their deadline, naming the ranks lost.
+fn collectives_until_ended() -> i32 {
+    let world = World::from_env().expect("a world for this process");
+    let host = world.host().expect("its host");
+    let seconds: u64 = std::env::var("PLD_E2E_LOOP_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(600);
+    let me = host.ranks().start;
+    let n = world.nranks();
+    let data = host.window::<f32>("looped", [1024]).expect("a window");
+    let started = std::time::Instant::now();
+    let mut calls = 0u64;
+    println!("loop: rank {me} of {n}, {}: started", world.launcher());
+    while started.elapsed().as_secs() < seconds {
+        let done = host
+            .write(&data, me, &[1.0; 1024])
+            .and_then(|()| host.all_reduce(&data, pld::AllReduce::mesh()))
+            .and_then(|()| host.read(&data, me));
+        match done {
+            Ok(values) if values.iter().all(|&v| v == n as f32) => calls += 1,
+            Ok(values) => {
+                eprintln!("loop: rank {me}: wrong sum {} after {calls} calls", values[0]);
+                return 1;
+            }
+            Err(e) => {
+                println!("loop: rank {me}: ended after {calls} calls: {e}");
+                return 2;
+            }
+        }
+    }
+    println!("loop: rank {me}: {calls} calls, not ended from outside");
+    0
 }
 
 /// Small all_reduces in a loop (no sync per call), with the time per call: a missed wake shows

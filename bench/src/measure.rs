@@ -81,7 +81,7 @@ pub struct Sweep {
     /// The first rank this process runs (0 unless under mpirun).
     pub rank: usize,
     pub nranks: usize,
-    pub launcher: &'static str,
+    pub launcher: String,
 }
 
 pub fn sweep(config: &Config, sizes: &[usize]) -> Result<Sweep> {
@@ -123,7 +123,7 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> 
     let max = sizes.iter().map(|&b| shape(config.coll, b, k, elem).0).max().unwrap_or(1).max(1);
     // Two windows at the largest size, the counts and signals, and room for alignment.
     let world = world(n, config, 2 * k * max * elem + (1 << 20))?;
-    let (n, launcher) = (world.nranks(), world.launcher());
+    let (n, launcher) = (world.nranks(), world.launcher().to_owned());
     anyhow::ensure!(n == config.nranks, "the world has {n} ranks, the sweep was sized for {}", config.nranks);
     if config.host_per_rank && !pld::World::launched_by_mpi() {
         // Every rank's thread runs the sweep; rank 0 reports, with every rank's wrong elements.

@@ -349,6 +349,23 @@ pub enum Error {
         /// The buffer's length in elements.
         limit: i64,
     },
+    /// A remote transfer to a peer failed (MPI across hosts): the peer's host is down or cut off,
+    /// and with it every rank it ran.
+    #[error("rank {rank}: {call}: lost rank {peer} on node {node} ({cause}); ranks lost with that node: {lost:?}")]
+    PeerLost {
+        /// The rank that found it.
+        rank: usize,
+        /// The call in flight.
+        call: String,
+        /// The rank it could not reach.
+        peer: usize,
+        /// That rank's node (its host name).
+        node: String,
+        /// Every rank of that node.
+        lost: Box<[usize]>,
+        /// The transport's error.
+        cause: String,
+    },
     /// A task panicked on a rank's device worker.
     #[error("rank {rank}: {call} panicked: {message}")]
     RankPanicked {
@@ -387,6 +404,7 @@ impl Error {
             | Error::Unmatched { rank, .. }
             | Error::MismatchedAllocation { rank, .. }
             | Error::KernelFailed { rank, .. }
+            | Error::PeerLost { rank, .. }
             | Error::OutOfBounds { rank, .. }
             | Error::RankPanicked { rank, .. }
             | Error::Aborted { rank, .. }

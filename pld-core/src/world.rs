@@ -110,7 +110,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     let tracer = Tracer::new(
         settings.trace.as_deref(),
         settings.trace_on_error.as_deref(),
-        fabric.launcher,
+        &fabric.launcher,
         nranks,
         local.clone(),
         fabric.started_ns,
@@ -216,10 +216,11 @@ impl World {
         self.shared.nranks
     }
 
-    /// How the ranks run: `local` (threads of this process), `mpi (shared windows)` or
-    /// `mpi (RMA)`.
-    pub fn launcher(&self) -> &'static str {
-        self.shared.fabric.launcher
+    /// How the ranks run: `local` (threads of this process), `mpi (shared windows)` (one node),
+    /// `mpi (RMA)` (one node, one-sided calls forced), or, across nodes, how many and how many
+    /// ranks each runs: `mpi (2 nodes, 2 ranks per node)`.
+    pub fn launcher(&self) -> &str {
+        &self.shared.fabric.launcher
     }
 
     /// The deadline every wait for a peer runs under.

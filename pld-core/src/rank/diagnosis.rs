@@ -27,6 +27,28 @@ impl RankState {
         comm: &Comm,
         source: Option<KernelSource>,
     ) -> Error {
+        match self.failure_of(status, diag, call, own_call, comm, source) {
+            // Across hosts a peer that never arrived may be gone with its host: the transport
+            // probes the peers the wait was for.
+            Error::Timeout { rank, call, missing, timeout_ms, .. }
+                if let Some(lost) = self.shared.fabric.lost_peer.and_then(|f| f(&missing)) =>
+            {
+                let cause = format!("{}, after waiting {timeout_ms} ms for it", lost.cause);
+                Error::PeerLost { rank, call, peer: lost.peer, node: lost.node, lost: lost.ranks, cause }
+            }
+            error => error,
+        }
+    }
+
+    fn failure_of(
+        &self,
+        status: i32,
+        diag: &Diag,
+        call: &Label,
+        own_call: FingerprintWords,
+        comm: &Comm,
+        source: Option<KernelSource>,
+    ) -> Error {
         let rank = self.rank;
         let call = call.describe();
         let owner = |off: u64| self.shared.heap().owner_of(off as usize);
@@ -125,6 +147,10 @@ impl RankState {
                     len: diag.cell_off as i64,
                     limit: diag.limit,
                 }
+            }
+            // The transport knows which peer it could not reach, and that peer's node.
+            Some(DeviceStatus::Transport) if let Some(lost) = self.shared.fabric.lost_peer.and_then(|f| f(&[])) => {
+                Error::PeerLost { rank, call, peer: lost.peer, node: lost.node, lost: lost.ranks, cause: lost.cause }
             }
             Some(other) => Error::KernelFailed { rank, call, reason: describe(other) },
             None => Error::KernelFailed { rank, call, reason: format!("unknown status {status}") },

@@ -97,7 +97,7 @@ pub(crate) struct Tracer {
     labels: Box<[Mutex<Vec<Label>>]>,
     host_events: Mutex<Vec<HostEvent>>,
     dumped: AtomicBool,
-    launcher: &'static str,
+    launcher: String,
     nranks: usize,
     local: std::ops::Range<usize>,
 }
@@ -107,7 +107,7 @@ impl Tracer {
     pub(crate) fn new(
         trace: Option<&Path>,
         on_error: Option<&Path>,
-        launcher: &'static str,
+        launcher: &str,
         nranks: usize,
         local: std::ops::Range<usize>,
         sync_ns: u64,
@@ -144,7 +144,7 @@ impl Tracer {
             labels: (0..nranks).map(|_| Mutex::default()).collect(),
             host_events: Mutex::new(Vec::new()),
             dumped: AtomicBool::new(false),
-            launcher,
+            launcher: launcher.to_owned(),
             nranks,
             local,
         })

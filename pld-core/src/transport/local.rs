@@ -12,7 +12,7 @@ use crate::memory::SymmetricHeap;
 pub(crate) fn fabric(nranks: usize, heap: SymmetricHeap) -> Fabric {
     let control: Box<[AtomicI32]> = (0..=nranks).map(|_| AtomicI32::new(0)).collect();
     Fabric {
-        launcher: "local",
+        launcher: "local".to_owned(),
         nranks,
         local: 0..nranks,
         node_ranks: nranks,
@@ -23,6 +23,7 @@ pub(crate) fn fabric(nranks: usize, heap: SymmetricHeap) -> Fabric {
         on_failure: None,
         transport_only: false,
         agree_on_allocation: None,
+        lost_peer: None,
         started_ns: crate::trace::clock::monotonic_ns(),
     }
 }

@@ -17,8 +17,9 @@ pub(crate) mod mpi;
 /// What a launcher provides: every rank's window, the ranks this process runs, the cells every
 /// waiting process shares (abort flag, sleepers), and the services behind `pld_ops`.
 pub(crate) struct Fabric {
-    /// How the ranks run, for reports (`local`, `mpi (shared windows)`, `mpi (RMA)`).
-    pub(crate) launcher: &'static str,
+    /// How the ranks run, for reports (`local`, `mpi (shared windows)`, `mpi (RMA)`,
+    /// `mpi (2 nodes, 2 ranks per node)`).
+    pub(crate) launcher: String,
     pub(crate) nranks: usize,
     /// Ranks whose device workers run in this process.
     pub(crate) local: Range<usize>,
@@ -39,6 +40,9 @@ pub(crate) struct Fabric {
     /// Called after each allocation of a host when ranks live in several processes: a barrier
     /// that also checks every rank allocated the same window, or names the rank that could not.
     pub(crate) agree_on_allocation: Option<AgreeOnAllocation>,
+    /// The peer the first failed remote transfer could not reach, when the transport knows it;
+    /// with none yet, the peers given (those a wait timed out on) are probed first.
+    pub(crate) lost_peer: Option<FindLostPeer>,
     /// `CLOCK_MONOTONIC` ns when this process left the launcher's last start-up exchange (every
     /// process leaves it together: traces of several hosts are aligned on it).
     pub(crate) started_ns: u64,
@@ -56,6 +60,18 @@ impl Fabric {
         }
     }
 }
+
+/// A peer a remote transfer could not reach, with every rank of its node.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) struct LostPeer {
+    pub(crate) peer: usize,
+    pub(crate) node: String,
+    pub(crate) ranks: Box<[usize]>,
+    pub(crate) cause: String,
+}
+
+/// Finds the peer a remote transfer could not reach (see [`Fabric::lost_peer`]).
+pub(crate) type FindLostPeer = fn(&[usize]) -> Option<LostPeer>;
 
 /// One rank's side of an allocation, checked against every rank's.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]

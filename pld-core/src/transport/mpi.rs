@@ -23,7 +23,7 @@ use pld_model::{DeviceStatus, NotifyOp};
 
 use std::time::{Duration, Instant};
 
-use super::{AllocationClaim, Fabric};
+use super::{AllocationClaim, Fabric, LostPeer};
 use crate::config::{Settings, WorldBuilder, env_mpi_rma};
 use crate::device::abi::Ops;
 use crate::device::services::{futex_sleep, futex_wake};
@@ -76,7 +76,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
             format!("the MPI library offers {threading:?} threading; pld's rank worker needs MPI_THREAD_MULTIPLE"),
         ));
     }
-    let (mut rank, mut size, mut node_size) = (0, 0, 0);
+    let (mut rank, mut size, mut node_size, mut node_rank, mut leader) = (0, 0, 0, 0, 0i32);
     let mut node: ffi::MPI_Comm = world();
     // SAFETY: plain MPI queries with out-pointers to locals; MPI is initialised.
     unsafe {
@@ -87,12 +87,26 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
             ffi::MPI_Comm_split_type(world(), ffi::RSMPI_COMM_TYPE_SHARED, rank, ffi::RSMPI_INFO_NULL, &mut node),
         )?;
         check("MPI_Comm_size", ffi::MPI_Comm_size(node, &mut node_size))?;
+        check("MPI_Comm_rank", ffi::MPI_Comm_rank(node, &mut node_rank))?;
+        // The node's lowest world rank names the node in every rank's view.
+        check(
+            "MPI_Allreduce",
+            ffi::MPI_Allreduce(
+                (&raw const rank).cast(),
+                (&raw mut leader).cast(),
+                1,
+                ffi::RSMPI_INT32_T,
+                ffi::RSMPI_MIN,
+                node,
+            ),
+        )?;
         check("MPI_Comm_free", ffi::MPI_Comm_free(&mut node))?;
     }
     let nranks = size as usize;
     let (settings, forced) = agree_on_settings(rank as usize, nranks, builder)?;
     let capacity = settings.window_bytes;
-    let rma = forced || node_size < size;
+    let nodes = Nodes::agree(rank as usize, node_rank as usize, node_size as usize, leader as usize, settings.timeout)?;
+    let rma = forced || nodes.count > 1;
     let control_cells = 1 + nranks;
     let mut state = Box::new(MpiState {
         // SAFETY: a constant handle.
@@ -122,7 +136,11 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
                     &mut state.win,
                 ),
             )?;
+            // A failed transfer (a peer's host gone) comes back as a code the kernel reports,
+            // naming the peer, rather than MPI's own abort without one.
+            check("MPI_Win_set_errhandler", ffi::MPI_Win_set_errhandler(state.win, ffi::RSMPI_ERRORS_RETURN))?;
             check("MPI_Win_lock_all", ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, state.win))?;
+            *PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner()) = Some(ProbeWindow(state.win));
             bases[rank as usize] = base;
             control = state._control_local.as_ptr().cast::<i32>().cast_mut();
         } else {
@@ -180,13 +198,16 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         check("MPI_Barrier", ffi::MPI_Barrier(world()))?;
     }
     let started_ns = crate::trace::clock::monotonic_ns();
+    let launcher = nodes.launcher(rma);
+    let _ = NODES.set(nodes);
     state.ops.data = (&raw const *state).cast_mut().cast();
     let local: Vec<bool> = (0..nranks).map(|r| r == rank as usize).collect();
     let heap = SymmetricHeap::external(&bases, &local, capacity);
     install_panic_hook(rank);
+    report_when_ended(rank as usize);
     let ops = &raw const state.ops;
     let fabric = Fabric {
-        launcher: if rma { "mpi (RMA)" } else { "mpi (shared windows)" },
+        launcher,
         nranks,
         local: rank as usize..rank as usize + 1,
         node_ranks: node_size as usize,
@@ -197,9 +218,62 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         on_failure: Some(abort_job),
         transport_only: rma,
         agree_on_allocation: Some(agree_on_allocation),
+        lost_peer: Some(lost_peer),
         started_ns,
     };
     Ok((fabric, settings))
+}
+
+/// The nodes of the job (the groups of ranks that can share memory, `MPI_COMM_TYPE_SHARED`),
+/// as every rank sees them.
+struct Nodes {
+    count: usize,
+    /// The fewest and the most ranks one node runs.
+    ranks: (usize, usize),
+    /// By world rank: its node's lowest world rank, and the node's host name.
+    node_of: Vec<(usize, String)>,
+}
+
+/// Host names travel as this many 8-byte words (longer ones are cut).
+const NAME_WORDS: usize = 8;
+
+impl Nodes {
+    /// Every rank's node rank, node size, node (its lowest world rank) and host name gathered:
+    /// the nodes are the ranks that are rank 0 of theirs.
+    fn agree(rank: usize, node_rank: usize, node_size: usize, leader: usize, timeout: Duration) -> Result<Nodes> {
+        let mut name = [0u8; 8 * NAME_WORDS];
+        let mut buf = vec![0 as std::ffi::c_char; ffi::MPI_MAX_PROCESSOR_NAME as usize + 1];
+        let mut len = 0;
+        // SAFETY: the buffer holds MPI_MAX_PROCESSOR_NAME characters, as the call requires.
+        unsafe { check("MPI_Get_processor_name", ffi::MPI_Get_processor_name(buf.as_mut_ptr(), &mut len))? };
+        for (to, &from) in name.iter_mut().zip(&buf[..len.clamp(0, 8 * NAME_WORDS as c_int) as usize]) {
+            *to = from as u8;
+        }
+        let mut mine = vec![node_rank as u64, node_size as u64, leader as u64];
+        mine.extend(name.chunks(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default())));
+        let all = allgather_within(rank, &mine, timeout, "counting the job's nodes")?;
+        let rows = all.chunks(mine.len());
+        let sizes = rows.clone().filter(|r| r[0] == 0).map(|r| r[1] as usize);
+        let (count, min, max) = sizes.fold((0, usize::MAX, 0), |(n, lo, hi), s| (n + 1, lo.min(s), hi.max(s)));
+        let node_of = rows
+            .map(|r| {
+                let bytes: Vec<u8> = r[3..].iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
+                (r[2] as usize, String::from_utf8_lossy(&bytes).into_owned())
+            })
+            .collect();
+        Ok(Nodes { count, ranks: (min, max), node_of })
+    }
+
+    /// The launcher's line for reports: one node's windows are shared (or forced through RMA);
+    /// across nodes, how many and how many ranks each runs.
+    fn launcher(&self, rma: bool) -> String {
+        match (self.count, self.ranks) {
+            (1, _) if rma => "mpi (RMA)".to_owned(),
+            (1, _) => "mpi (shared windows)".to_owned(),
+            (n, (lo, hi)) if lo == hi => format!("mpi ({n} nodes, {lo} ranks per node)"),
+            (n, (lo, hi)) => format!("mpi ({n} nodes, {lo} to {hi} ranks per node)"),
+        }
+    }
 }
 
 /// Every process's settings gathered and compared: the ones that shape each window's layout or
@@ -316,7 +390,21 @@ impl Watchdog {
             let deadline = self.deadline_ns.load(Ordering::Acquire);
             if deadline != 0 && self.epoch.elapsed().as_nanos() as u64 > deadline {
                 let (rank, what, timeout_ms) = self.what.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                abort_job(rank, &Error::AgreementTimeout { rank, what, timeout_ms });
+                // Across nodes a peer that never arrived may be gone with its host: say so.
+                let peers: Vec<usize> =
+                    (0..NODES.get().map_or(0, |n| n.node_of.len())).filter(|&p| p != rank).collect();
+                let error = match lost_peer(&peers) {
+                    Some(lost) => Error::PeerLost {
+                        rank,
+                        call: what,
+                        peer: lost.peer,
+                        node: lost.node,
+                        lost: lost.ranks,
+                        cause: lost.cause,
+                    },
+                    None => Error::AgreementTimeout { rank, what, timeout_ms },
+                };
+                abort_job(rank, &error);
             }
         }
     }
@@ -364,6 +452,7 @@ impl Drop for MpiState {
         unsafe {
             ffi::MPI_Barrier(world());
             if self.rma {
+                PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner()).take();
                 ffi::MPI_Win_unlock_all(self.win);
             }
             ffi::MPI_Win_free(&mut self.win);
@@ -380,6 +469,12 @@ impl Drop for MpiState {
 /// processes cannot see this process's error, and an MPI job must not hang.
 fn abort_job(rank: usize, error: &Error) {
     eprintln!("pld: rank {rank} failed, aborting the MPI job: {error}");
+    // MPI_Abort must reach the launcher, which may itself be cut off from a lost host and
+    // never answer: then this process ends on its own (a non-zero exit ends an MPI job too).
+    let _ = std::thread::Builder::new().name("pld-mpi-abort".into()).spawn(|| {
+        std::thread::sleep(Duration::from_secs(2));
+        std::process::exit(1);
+    });
     // SAFETY: MPI is initialised; MPI_Abort does not return.
     unsafe { ffi::MPI_Abort(world(), 1) };
 }
@@ -396,6 +491,43 @@ fn install_panic_hook(rank: i32) {
             // SAFETY: as in `abort_job`.
             unsafe { ffi::MPI_Abort(world(), 1) };
         }));
+    });
+}
+
+/// When the launcher ends the job (SIGTERM: Open MPI's daemons send it when the job loses a
+/// host, then SIGKILL a second later), this process says which peers no longer answer before
+/// it goes: across hosts that names the ranks lost with their host, which nothing else reports.
+fn report_when_ended(rank: usize) {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM]) else { return };
+        let _ = std::thread::Builder::new().name("pld-mpi-sigterm".into()).spawn(move || {
+            if signals.forever().next().is_none() {
+                return;
+            }
+            // Peers on other nodes first: the first one that fails names its node.
+            let mut peers: Vec<(bool, usize)> = match NODES.get() {
+                Some(nodes) => {
+                    let mine = nodes.node_of.get(rank).map(|(leader, _)| *leader);
+                    (0..nodes.node_of.len())
+                        .filter(|&p| p != rank)
+                        .map(|p| (Some(nodes.node_of[p].0) == mine, p))
+                        .collect()
+                }
+                None => Vec::new(),
+            };
+            peers.sort();
+            let peers: Vec<usize> = peers.into_iter().map(|(_, p)| p).collect();
+            match lost_peer(&peers) {
+                Some(lost) => eprintln!(
+                    "pld: rank {rank} was ended by the launcher (SIGTERM): lost rank {} on node {} ({}); \
+                     ranks lost with that node: {:?}",
+                    lost.peer, lost.node, lost.cause, lost.ranks
+                ),
+                None => eprintln!("pld: rank {rank} was ended by the launcher (SIGTERM); every peer still answers"),
+            }
+            std::process::exit(128 + signal_hook::consts::SIGTERM);
+        });
     });
 }
 
@@ -427,24 +559,89 @@ unsafe fn state<'a>(data: *mut c_void) -> &'a MpiState {
     unsafe { &*data.cast::<MpiState>() }
 }
 
+/// The nodes of this process's world (one MPI world per process), for naming lost peers.
+static NODES: std::sync::OnceLock<Nodes> = std::sync::OnceLock::new();
+
+/// The first remote transfer that failed: the peer and MPI's words for it.
+static FAILED_TRANSFER: Mutex<Option<(usize, String)>> = Mutex::new(None);
+
+/// Notes a failed one-sided call to `peer` (the first one is kept) and gives the kernel's status.
+fn transfer_failed(peer: i32, what: &str, code: c_int) -> i32 {
+    let mut text = vec![0 as std::ffi::c_char; ffi::MPI_MAX_ERROR_STRING as usize + 1];
+    let mut len = 0;
+    // SAFETY: the buffer holds MPI_MAX_ERROR_STRING characters, as the call requires.
+    let words = if unsafe { ffi::MPI_Error_string(code, text.as_mut_ptr(), &mut len) } == 0 {
+        let bytes: Vec<u8> = text[..len.max(0) as usize].iter().map(|&c| c as u8).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    } else {
+        format!("MPI error code {code}")
+    };
+    let mut failed = FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner());
+    failed.get_or_insert((peer as usize, format!("{what} to rank {peer} failed: {words}")));
+    DeviceStatus::Transport as i32
+}
+
+/// The RMA window while it lives (set at creation, cleared before it is freed), for probes.
+static PROBE_WINDOW: Mutex<Option<ProbeWindow>> = Mutex::new(None);
+
+/// A window handle probes may use from any thread.
+struct ProbeWindow(ffi::MPI_Win);
+
+// SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE; a window handle is a plain value any
+// thread may pass to MPI.
+unsafe impl Send for ProbeWindow {}
+
+/// Whether `peer` still answers: a 4-byte Get from its window, flushed. A peer whose host is
+/// gone fails it (the connection is refused or reset) and is noted as a failed transfer.
+fn probe(peer: usize) {
+    let window = PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(ProbeWindow(win)) = *window else { return };
+    let mut word = 0u32;
+    // SAFETY: a Get of 4 bytes at offset 0 (inside every window) into a local, flushed before
+    // the local is read or dropped, inside the lock_all epoch of a live window.
+    let code = unsafe {
+        let peer = peer as c_int;
+        let code = ffi::MPI_Get((&raw mut word).cast(), 4, ffi::RSMPI_UINT8_T, peer, 0, 4, ffi::RSMPI_UINT8_T, win);
+        if code != 0 { code } else { ffi::MPI_Win_flush(peer, win) }
+    };
+    if code != 0 {
+        transfer_failed(peer as i32, "MPI_Get", code);
+    }
+}
+
+/// The peer of the first failed transfer, with its node and every rank of that node; with none
+/// yet, `suspects` (peers a wait timed out on) are probed first.
+fn lost_peer(suspects: &[usize]) -> Option<LostPeer> {
+    if FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
+        suspects.iter().for_each(|&peer| probe(peer));
+    }
+    let (peer, cause) = FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+    let nodes = NODES.get()?;
+    let (leader, node) = nodes.node_of.get(peer)?.clone();
+    let ranks = nodes.node_of.iter().enumerate().filter(|(_, (l, _))| *l == leader).map(|(r, _)| r).collect();
+    Some(LostPeer { peer, node, ranks, cause })
+}
+
 /// Largest transfer in one MPI call (counts are C ints).
 const CHUNK: u64 = 1 << 30;
 
 /// Moves `bytes` one chunk at a time (MPI counts are C ints): `call(done, n)` issues the
 /// one-sided call for bytes `[done, done + n)`; a flush then completes them all, so the data
 /// has landed (or arrived) when the kernel goes on.
-fn chunked(state: &MpiState, peer: i32, bytes: u64, mut call: impl FnMut(u64, c_int) -> c_int) -> i32 {
+fn chunked(state: &MpiState, what: &str, peer: i32, bytes: u64, mut call: impl FnMut(u64, c_int) -> c_int) -> i32 {
     let mut done = 0;
     while done < bytes {
         let n = (bytes - done).min(CHUNK) as c_int;
-        if call(done, n) != 0 {
-            return DeviceStatus::Transport as i32;
+        let code = call(done, n);
+        if code != 0 {
+            return transfer_failed(peer, what, code);
         }
         done += n as u64;
     }
     // SAFETY: a flush of the passive-target epoch opened at creation, on a live window.
-    if unsafe { ffi::MPI_Win_flush(peer, state.win) } != 0 {
-        return DeviceStatus::Transport as i32;
+    let code = unsafe { ffi::MPI_Win_flush(peer, state.win) };
+    if code != 0 {
+        return transfer_failed(peer, what, code);
     }
     DeviceStatus::Ok as i32
 }
@@ -452,7 +649,7 @@ fn chunked(state: &MpiState, peer: i32, bytes: u64, mut call: impl FnMut(u64, c_
 unsafe extern "C" fn rma_put(data: *mut c_void, peer: i32, dst_off: u64, src: *const c_void, bytes: u64) -> i32 {
     // SAFETY: `data` is our state; `src` holds `bytes` (the device ABI's contract).
     let state = unsafe { state(data) };
-    chunked(state, peer, bytes, |done, n| {
+    chunked(state, "MPI_Put", peer, bytes, |done, n| {
         // SAFETY: a Put inside the lock_all epoch, from inside `src`.
         unsafe {
             ffi::MPI_Put(
@@ -472,7 +669,7 @@ unsafe extern "C" fn rma_put(data: *mut c_void, peer: i32, dst_off: u64, src: *c
 unsafe extern "C" fn rma_get(data: *mut c_void, peer: i32, dst: *mut c_void, src_off: u64, bytes: u64) -> i32 {
     // SAFETY: `data` is our state; `dst` holds `bytes`.
     let state = unsafe { state(data) };
-    chunked(state, peer, bytes, |done, n| {
+    chunked(state, "MPI_Get", peer, bytes, |done, n| {
         // SAFETY: a Get inside the epoch, into `dst`; the flush completes it before it is read.
         unsafe {
             ffi::MPI_Get(
@@ -513,8 +710,9 @@ unsafe extern "C" fn rma_accumulate(data: *mut c_void, peer: i32, cell_off: u64,
         )
     };
     // SAFETY: as above.
-    if code != 0 || unsafe { ffi::MPI_Win_flush(peer, state.win) } != 0 {
-        return DeviceStatus::Transport as i32;
+    let code = if code != 0 { code } else { unsafe { ffi::MPI_Win_flush(peer, state.win) } };
+    if code != 0 {
+        return transfer_failed(peer, "MPI_Accumulate", code);
     }
     DeviceStatus::Ok as i32
 }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# pld against MPI across two hosts (issue 21): `.ci/two-hosts` (two network namespaces, 2
+# processes each), the same sizes, alternating pld-bench and the MPI harness (MPI_Allreduce,
+# MPI_Allgather, MPI_Bcast) REPEAT times and keeping each side's best per size; a table per
+# collective with the ratio MPI time / pld time (above 1: pld is faster). Gated like every
+# benchmark here (bench/baselines/gate.sh). As root.
+#
+#   bash docs/perf/run_two_hosts.sh [REPEAT] [SECONDS] [MAXBYTES]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repeat=${1:-3}
+seconds=${2:-0.1}
+max=${3:-64M}
+out=docs/perf/two_hosts
+mkdir -p "$out" target/two-hosts
+cargo build -q --release -p pld-bench --features mpi
+mpicc -O3 -o target/two-hosts/mpibench bench/baselines/mpibench.c
+.ci/two-hosts up
+trap '.ci/two-hosts down' EXIT
+run() { bash bench/baselines/gate.sh >/dev/null 2>&1 || true; timeout 1200 .ci/two-hosts mpirun -np 4 "$@"; }
+for coll in all_reduce all_gather broadcast; do
+    case $coll in all_reduce) mpi=allreduce ;; all_gather) mpi=allgather ;; broadcast) mpi=bcast ;; esac
+    rm -f "$out/$coll.pld.raw" "$out/$coll.mpi.raw"
+    for i in $(seq "$repeat"); do
+        run "$PWD/target/release/pld-bench" "$coll" -b 8 -e "$max" -f 8 --time "$seconds" >> "$out/$coll.pld.raw"
+        run "$PWD/target/two-hosts/mpibench" "$mpi" 8 "$(numfmt --from=iec "$max")" 8 "$seconds" >> "$out/$coll.mpi.raw"
+    done
+    # pld-bench: size(B) count type redop root time(us) ... #wrong; mpibench: size(B) count iters avg(us) ...
+    {
+        printf '# %s, 2 hosts x 2 processes (.ci/two-hosts), best of %s alternating runs each\n' "$coll" "$repeat"
+        printf '%12s %12s %12s %10s %8s %8s\n' "size(B)" "pld(us)" "mpi(us)" "mpi/pld" "pld#wr" "mpi#wr"
+        awk '
+            FNR == 1 { file++ }
+            /^ *[0-9]/ {
+                size = $1; t = (file == 1) ? $6 : $4; wrong = $NF
+                if (file == 1) { if (!(size in pld) || t < pld[size]) pld[size] = t; pw[size] += wrong }
+                else { if (!(size in mpi) || t < mpi[size]) mpi[size] = t; mw[size] += wrong }
+                sizes[size] = 1
+            }
+            END {
+                for (s in sizes) printf "%12d %12.2f %12.2f %10.3f %8d %8d\n", s, pld[s], mpi[s], mpi[s] / pld[s], pw[s], mw[s]
+            }' "$out/$coll.pld.raw" "$out/$coll.mpi.raw" | sort -n
+    } | tee "$out/$coll.txt"
+done
