@@ -15,8 +15,8 @@ out=docs/perf/two_hosts
 mkdir -p "$out" target/two-hosts
 cargo build -q --release -p pld-bench --features mpi
 mpicc -O3 -o target/two-hosts/mpibench bench/baselines/mpibench.c
-.ci/two-hosts up
 trap '.ci/two-hosts down' EXIT
+.ci/two-hosts up
 run() { bash bench/baselines/gate.sh >/dev/null 2>&1 || true; timeout 1200 .ci/two-hosts mpirun -np 4 "$@"; }
 for coll in all_reduce all_gather broadcast; do
     case $coll in all_reduce) mpi=allreduce ;; all_gather) mpi=allgather ;; broadcast) mpi=bcast ;; esac
@@ -30,15 +30,17 @@ for coll in all_reduce all_gather broadcast; do
         printf '# %s, 2 hosts x 2 processes (.ci/two-hosts), best of %s alternating runs each\n' "$coll" "$repeat"
         printf '%12s %12s %12s %10s %8s %8s\n' "size(B)" "pld(us)" "mpi(us)" "mpi/pld" "pld#wr" "mpi#wr"
         awk '
-            FNR == 1 { file++ }
             /^ *[0-9]/ {
-                size = $1; t = (file == 1) ? $6 : $4; wrong = $NF
-                if (file == 1) { if (!(size in pld) || t < pld[size]) pld[size] = t; pw[size] += wrong }
+                size = $1; first = (FILENAME == ARGV[1]); t = first ? $6 : $4; wrong = $NF
+                if (first) { if (!(size in pld) || t < pld[size]) pld[size] = t; pw[size] += wrong }
                 else { if (!(size in mpi) || t < mpi[size]) mpi[size] = t; mw[size] += wrong }
                 sizes[size] = 1
             }
             END {
-                for (s in sizes) printf "%12d %12.2f %12.2f %10.3f %8d %8d\n", s, pld[s], mpi[s], mpi[s] / pld[s], pw[s], mw[s]
+                for (s in sizes) {
+                    ratio = ((s in pld) && (s in mpi) && pld[s] > 0) ? sprintf("%.3f", mpi[s] / pld[s]) : "-"
+                    printf "%12d %12.2f %12.2f %10s %8d %8d\n", s, pld[s], mpi[s], ratio, pw[s], mw[s]
+                }
             }' "$out/$coll.pld.raw" "$out/$coll.mpi.raw" | sort -n
     } | tee "$out/$coll.txt"
 done

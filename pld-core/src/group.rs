@@ -223,7 +223,10 @@ impl Host<'_> {
         let label = format!("group areas of {groups:?}");
         let board =
             self.allocate(&format!("{label}: call board"), 2 * size * std::mem::size_of::<FingerprintWords>())?;
-        let layout = shared.settings.ll_layout(size).filter(|_| !shared.fabric.transport_only);
+        let layout = shared
+            .settings
+            .ll_layout(size)
+            .filter(|_| groups.iter().all(|members| shared.fabric.addressable(members.iter().copied())));
         let (ll, mut areas) = match layout {
             Some(layout) => {
                 let bytes = usize::try_from(layout.bytes()).unwrap_or(usize::MAX);

@@ -50,6 +50,9 @@ pub(crate) struct Shared {
     /// receives by `dst`'s host (each counter has one writer, the host of its rank).
     pub(crate) p2p_sent: Box<[std::sync::atomic::AtomicU64]>,
     pub(crate) p2p_received: Box<[std::sync::atomic::AtomicU64]>,
+    /// Across nodes: the world's nodes as groups, and a signal for their calls (made by the
+    /// first world collective that crosses nodes).
+    pub(crate) across_nodes: std::sync::OnceLock<crate::collective::AcrossNodes>,
 }
 
 // SAFETY: the fabric's pointers (control cells, the transport's services) point into memory
@@ -164,6 +167,7 @@ impl Shared {
             p2p_depth,
             p2p_sent: (0..nranks * nranks).map(|_| Default::default()).collect(),
             p2p_received: (0..nranks * nranks).map(|_| Default::default()).collect(),
+            across_nodes: std::sync::OnceLock::new(),
         }
     }
 

@@ -64,7 +64,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     // remote transports reach it like any signal.
     let board_bytes = 2 * std::mem::size_of::<FingerprintWords>();
     // The LL message area, on transports where peers are addressable.
-    let ll_layout = settings.ll_layout(nranks).filter(|_| !fabric.transport_only);
+    let ll_layout = settings.ll_layout(nranks).filter(|_| fabric.addressable(0..nranks));
     // The point-to-point area (send!/recv!): a doorbell and a slot per peer and depth, the
     // depth fitted to the window (none at all in a world too big for its windows).
     let p2p_depth = pld_model::p2p_depth(nranks, fabric.heap.capacity());

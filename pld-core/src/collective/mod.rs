@@ -20,8 +20,11 @@ use crate::host::{Host, Submission, foreign_window};
 use crate::memory::{Allocation, Operand, Window};
 use crate::rank::{CommCall, KernelCall};
 
+mod across_nodes;
 mod options;
 mod p2p;
+
+pub(crate) use across_nodes::AcrossNodes;
 
 pub use options::{AllReduce, Broadcast, Common, Opts, Reduce, ReduceScatter, Rooted};
 pub(crate) use p2p::Pending;
@@ -283,6 +286,9 @@ impl Host<'_> {
     /// any element count, including fewer elements than ranks.
     #[track_caller]
     pub fn all_reduce<T: Element>(&self, target: &Window<'_, T>, opts: AllReduce<'_>) -> Result<()> {
+        if self.all_reduce_across_nodes(target, &opts)? {
+            return Ok(());
+        }
         let call = CallWhat::AllReduce { mode: opts.mode, op: opts.op, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
         let mut plan = self.plan(Collective::AllReduce, call, Location::caller(), opts.common, &operands)?;
@@ -373,6 +379,9 @@ impl Host<'_> {
     /// Every rank's `target` becomes the root's.
     #[track_caller]
     pub fn broadcast<T: Element>(&self, target: &Window<'_, T>, opts: Broadcast<'_>) -> Result<()> {
+        if self.broadcast_across_nodes(target, &opts)? {
+            return Ok(());
+        }
         let call = CallWhat::Broadcast { root: opts.root, dtype: T::DTYPE };
         let root = opts.root;
         let operands = [("target", target.operand())];
@@ -392,6 +401,9 @@ impl Host<'_> {
     /// Row `p` of every rank's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`).
     #[track_caller]
     pub fn all_gather<T: Element>(&self, local: &Window<'_, T>, target: &Window<'_, T>, opts: Opts<'_>) -> Result<()> {
+        if self.all_gather_across_nodes(local, target, &opts)? {
+            return Ok(());
+        }
         let call = CallWhat::AllGather { dtype: T::DTYPE };
         let operands = [("local", local.operand()), ("target", target.operand())];
         let plan = self.plan(Collective::AllGather, call, Location::caller(), opts.common, &operands)?;

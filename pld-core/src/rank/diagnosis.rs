@@ -31,7 +31,8 @@ impl RankState {
             // Across hosts a peer that never arrived may be gone with its host: the transport
             // probes the peers the wait was for.
             Error::Timeout { rank, call, missing, timeout_ms, .. }
-                if let Some(lost) = self.shared.fabric.lost_peer.and_then(|f| f(&missing)) =>
+                if let Some(lost) = self.shared.fabric.lost_peer.and_then(|f| f(&missing))
+                    && missing.contains(&lost.peer) =>
             {
                 let cause = format!("{}, after waiting {timeout_ms} ms for it", lost.cause);
                 Error::PeerLost { rank, call, peer: lost.peer, node: lost.node, lost: lost.ranks, cause }

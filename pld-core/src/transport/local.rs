@@ -22,8 +22,10 @@ pub(crate) fn fabric(nranks: usize, heap: SymmetricHeap) -> Fabric {
         _keep: Box::new(control),
         on_failure: None,
         transport_only: false,
+        node_of: vec![0; nranks],
         agree_on_allocation: None,
         lost_peer: None,
+        network: None,
         started_ns: crate::trace::clock::monotonic_ns(),
     }
 }

@@ -37,6 +37,13 @@ pub(crate) struct Fabric {
     /// Whether every window, this rank's included, is updated through the transport only (MPI
     /// RMA); the own window is still read directly (`local_base`).
     pub(crate) transport_only: bool,
+    /// By world rank: the index of its node. Ranks of one node address each other's windows
+    /// directly (unless `transport_only`); ranks of different nodes only through the transport.
+    pub(crate) node_of: Vec<usize>,
+    /// Collectives between nodes (MPI's own), where every node runs the same number of ranks:
+    /// the world's collectives then cross the network once per call (see
+    /// `collective::across_nodes`).
+    pub(crate) network: Option<Box<dyn Network>>,
     /// Called after each allocation of a host when ranks live in several processes: a barrier
     /// that also checks every rank allocated the same window, or names the rank that could not.
     pub(crate) agree_on_allocation: Option<AgreeOnAllocation>,
@@ -49,6 +56,14 @@ pub(crate) struct Fabric {
 }
 
 impl Fabric {
+    /// Whether every rank of `members` addresses every other's window directly (the same node,
+    /// not forced through the transport): what the LL message protocol needs. The same answer
+    /// in every process.
+    pub(crate) fn addressable(&self, mut members: impl Iterator<Item = usize>) -> bool {
+        let first = members.next().map(|r| self.node_of[r]);
+        !self.transport_only && members.all(|r| Some(self.node_of[r]) == first)
+    }
+
     /// What a communicator's kernels need of this fabric.
     pub(crate) fn comm_parts(&self) -> CommParts<'_> {
         CommParts {
@@ -59,6 +74,31 @@ impl Fabric {
             ops: self.ops,
         }
     }
+}
+
+/// MPI's own collectives among one rank of every node: the ranks of one index within their
+/// node (a "column"; node `j`'s member is column rank `j`). Each call blocks this thread until
+/// done, and ends the job past `timeout` (a node that never arrives).
+pub(crate) trait Network: Send + Sync {
+    /// Whether the network reduces `dtype` with `op`.
+    fn reduces(&self, dtype: pld_model::DType, op: pld_model::ReduceOp) -> bool;
+    /// `count` elements at `data` become their reduction over the column, in place.
+    fn all_reduce(
+        &self,
+        data: *mut u8,
+        count: usize,
+        dtype: pld_model::DType,
+        op: pld_model::ReduceOp,
+        timeout: std::time::Duration,
+    ) -> Result<()>;
+    /// `bytes` at `data` become those of the column member on node `root`.
+    fn broadcast(&self, data: *mut u8, bytes: usize, root: usize, timeout: std::time::Duration) -> Result<()>;
+    /// `bytes` at `mine` of every column member land in `all`, in node order.
+    fn all_gather(&self, mine: *const u8, all: *mut u8, bytes: usize, timeout: std::time::Duration) -> Result<()>;
+    /// Every rank of this node has arrived.
+    fn node_barrier(&self, timeout: std::time::Duration) -> Result<()>;
+    /// The index of world rank `rank` within its node: its column.
+    fn local_index(&self, rank: usize) -> usize;
 }
 
 /// A peer a remote transfer could not reach, with every rank of its node.

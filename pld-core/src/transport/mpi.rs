@@ -23,7 +23,7 @@ use pld_model::{DeviceStatus, NotifyOp};
 
 use std::time::{Duration, Instant};
 
-use super::{AllocationClaim, Fabric, LostPeer};
+use super::{AllocationClaim, Fabric, LostPeer, Network};
 use crate::config::{Settings, WorldBuilder, env_mpi_rma};
 use crate::device::abi::Ops;
 use crate::device::services::{futex_sleep, futex_wake};
@@ -37,12 +37,21 @@ pub(crate) const DEFAULT_WINDOW_BYTES: usize = 256 << 20;
 
 /// The MPI state behind one world; freed (windows, then MPI itself) when the world is dropped.
 struct MpiState {
+    /// The window one-sided calls use (of the whole job), or the node's shared window on one
+    /// node.
     win: ffi::MPI_Win,
+    /// Across nodes: the node's shared window whose memory `win` exposes to the job.
+    shared_win: Option<ffi::MPI_Win>,
+    /// The ranks of this node (`MPI_COMM_TYPE_SHARED`).
+    node_comm: ffi::MPI_Comm,
+    /// Across nodes: the ranks of this one's index on every node ([`Columns`]).
+    column_comm: Option<ffi::MPI_Comm>,
     /// Shared mode: `[abort, sleepers[nranks]]` on rank 0, mapped by every rank.
     control_win: Option<ffi::MPI_Win>,
     /// RMA mode: the same cells, private to this process.
     _control_local: Box<[AtomicI32]>,
-    rma: bool,
+    /// Whether `win` is in a passive-target epoch for one-sided calls (RMA or across nodes).
+    remote: bool,
     ops: Ops,
     /// Finalizes MPI when dropped, after the windows are freed.
     universe: Mutex<Option<Universe>>,
@@ -100,21 +109,27 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
                 node,
             ),
         )?;
-        check("MPI_Comm_free", ffi::MPI_Comm_free(&mut node))?;
     }
     let nranks = size as usize;
     let (settings, forced) = agree_on_settings(rank as usize, nranks, builder)?;
     let capacity = settings.window_bytes;
     let nodes = Nodes::agree(rank as usize, node_rank as usize, node_size as usize, leader as usize, settings.timeout)?;
-    let rma = forced || nodes.count > 1;
+    // One-sided calls for every window (forced), shared windows inside each node with the
+    // network between nodes (hybrid), or shared windows only (one node).
+    let rma = forced;
+    let hybrid = !forced && nodes.count > 1;
     let control_cells = 1 + nranks;
     let mut state = Box::new(MpiState {
         // SAFETY: a constant handle.
         win: unsafe { ffi::RSMPI_WIN_NULL },
+        shared_win: None,
         control_win: None,
+        node_comm: node,
+        column_comm: None,
         _control_local: (0..control_cells).map(|_| AtomicI32::new(0)).collect(),
-        rma,
-        ops: if rma { RMA_OPS } else { SHARED_OPS },
+        remote: rma || hybrid,
+        // Across nodes updates from the network land only while MPI progresses: waits poll.
+        ops: if rma || hybrid { RMA_OPS } else { SHARED_OPS },
         universe: Mutex::new(Some(universe)),
     });
     let mut bases = vec![std::ptr::null_mut::<u8>(); nranks];
@@ -144,40 +159,55 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
             bases[rank as usize] = base;
             control = state._control_local.as_ptr().cast::<i32>().cast_mut();
         } else {
+            // The node's ranks share their windows; `node` orders them by world rank.
+            let mut shared: ffi::MPI_Win = ffi::RSMPI_WIN_NULL;
             check(
                 "MPI_Win_allocate_shared",
                 ffi::MPI_Win_allocate_shared(
                     capacity_aint,
                     1,
                     ffi::RSMPI_INFO_NULL,
-                    world(),
+                    node,
                     (&raw mut base).cast(),
-                    &mut state.win,
+                    &mut shared,
                 ),
             )?;
-            for (peer, slot) in bases.iter_mut().enumerate() {
+            for (node_rank, peer) in nodes.ranks_on(leader as usize).enumerate() {
                 let (mut bytes, mut unit) = (0, 0);
                 check(
                     "MPI_Win_shared_query",
                     ffi::MPI_Win_shared_query(
-                        state.win,
-                        peer as c_int,
+                        shared,
+                        node_rank as c_int,
                         &mut bytes,
                         &mut unit,
-                        (slot as *mut *mut u8).cast(),
+                        (&raw mut bases[peer]).cast(),
                     ),
                 )?;
             }
+            if hybrid {
+                // The same memory as an RMA window of the whole job, for peers on other nodes.
+                state.shared_win = Some(shared);
+                check(
+                    "MPI_Win_create",
+                    ffi::MPI_Win_create(base.cast(), capacity_aint, 1, ffi::RSMPI_INFO_NULL, world(), &mut state.win),
+                )?;
+                check("MPI_Win_set_errhandler", ffi::MPI_Win_set_errhandler(state.win, ffi::RSMPI_ERRORS_RETURN))?;
+                check("MPI_Win_lock_all", ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, state.win))?;
+                *PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner()) = Some(ProbeWindow(state.win));
+            } else {
+                state.win = shared;
+            }
             let mut control_win: ffi::MPI_Win = ffi::RSMPI_WIN_NULL;
             let mut own: *mut u8 = std::ptr::null_mut();
-            let bytes = if rank == 0 { (4 * control_cells) as ffi::MPI_Aint } else { 0 };
+            let bytes = if node_rank == 0 { (4 * control_cells) as ffi::MPI_Aint } else { 0 };
             check(
                 "MPI_Win_allocate_shared",
                 ffi::MPI_Win_allocate_shared(
                     bytes,
                     4,
                     ffi::RSMPI_INFO_NULL,
-                    world(),
+                    node,
                     (&raw mut own).cast(),
                     &mut control_win,
                 ),
@@ -188,7 +218,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
                 "MPI_Win_shared_query",
                 ffi::MPI_Win_shared_query(control_win, 0, &mut qbytes, &mut unit, (&raw mut cells).cast()),
             )?;
-            if rank == 0 {
+            if node_rank == 0 {
                 std::ptr::write_bytes(cells, 0, control_cells);
             }
             state.control_win = Some(control_win);
@@ -199,6 +229,25 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
     }
     let started_ns = crate::trace::clock::monotonic_ns();
     let launcher = nodes.launcher(rma);
+    let node_of = nodes.node_indices();
+    // Between nodes MPI's own collectives, where every node runs as many ranks (one column
+    // per index within a node).
+    let network: Option<Box<dyn Network>> = if hybrid && nodes.ranks.0 == nodes.ranks.1 {
+        let mut column: ffi::MPI_Comm = world();
+        // SAFETY: a collective split of the world communicator, every rank making it here.
+        unsafe {
+            check(
+                "MPI_Comm_split",
+                ffi::MPI_Comm_split(world(), node_rank, node_of[rank as usize] as c_int, &mut column),
+            )?;
+        }
+        state.column_comm = Some(column);
+        let local_index =
+            (0..nranks).map(|r| nodes.ranks_on(nodes.node_of[r].0).position(|q| q == r).unwrap_or(0)).collect();
+        Some(Box::new(Columns { rank: rank as usize, column, node, local_index }))
+    } else {
+        None
+    };
     let _ = NODES.set(nodes);
     state.ops.data = (&raw const *state).cast_mut().cast();
     let local: Vec<bool> = (0..nranks).map(|r| r == rank as usize).collect();
@@ -217,11 +266,128 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         _keep: state,
         on_failure: Some(abort_job),
         transport_only: rma,
+        node_of,
         agree_on_allocation: Some(agree_on_allocation),
         lost_peer: Some(lost_peer),
+        network,
         started_ns,
     };
     Ok((fabric, settings))
+}
+
+/// MPI's collectives between nodes: over `column` (this rank's index on every node) and `node`
+/// (the node's ranks). The communicators are the world state's (freed with it).
+struct Columns {
+    rank: usize,
+    column: ffi::MPI_Comm,
+    node: ffi::MPI_Comm,
+    local_index: Vec<usize>,
+}
+
+// SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE; communicator handles are plain values
+// any thread may pass to MPI.
+unsafe impl Send for Columns {}
+// SAFETY: as above.
+unsafe impl Sync for Columns {}
+
+/// MPI's type for a dtype it can reduce.
+fn mpi_type(dtype: pld_model::DType) -> Option<ffi::MPI_Datatype> {
+    use pld_model::DType;
+    // SAFETY: constant handles initialised by MPI_Init.
+    unsafe {
+        Some(match dtype {
+            DType::F32 => ffi::RSMPI_FLOAT,
+            DType::F64 => ffi::RSMPI_DOUBLE,
+            DType::I8 => ffi::RSMPI_INT8_T,
+            DType::U8 => ffi::RSMPI_UINT8_T,
+            DType::I32 => ffi::RSMPI_INT32_T,
+            DType::U32 => ffi::RSMPI_UINT32_T,
+            DType::I64 => ffi::RSMPI_INT64_T,
+            DType::U64 => ffi::RSMPI_UINT64_T,
+            _ => return None,
+        })
+    }
+}
+
+/// MPI's op for a reduction it has (avg and premul_sum are pld's: sum, scaled by the caller).
+fn mpi_op(op: pld_model::ReduceOp) -> Option<ffi::MPI_Op> {
+    use pld_model::ReduceOp;
+    // SAFETY: constant handles initialised by MPI_Init.
+    unsafe {
+        Some(match op {
+            ReduceOp::Sum => ffi::RSMPI_SUM,
+            ReduceOp::Max => ffi::RSMPI_MAX,
+            ReduceOp::Min => ffi::RSMPI_MIN,
+            ReduceOp::Prod => ffi::RSMPI_PROD,
+            _ => return None,
+        })
+    }
+}
+
+/// A count MPI takes (a C int), or an error naming the call.
+fn mpi_count(what: &str, count: usize) -> Result<c_int> {
+    c_int::try_from(count)
+        .map_err(|_| Error::system(what, format!("{count} elements is more than MPI takes in one call")))
+}
+
+impl Network for Columns {
+    fn reduces(&self, dtype: pld_model::DType, op: pld_model::ReduceOp) -> bool {
+        mpi_type(dtype).is_some() && mpi_op(op).is_some()
+    }
+
+    fn all_reduce(
+        &self,
+        data: *mut u8,
+        count: usize,
+        dtype: pld_model::DType,
+        op: pld_model::ReduceOp,
+        timeout: Duration,
+    ) -> Result<()> {
+        let (Some(ty), Some(mpi_op)) = (mpi_type(dtype), mpi_op(op)) else {
+            return Err(Error::system("all_reduce between nodes", format!("MPI cannot reduce {dtype} with {op:?}")));
+        };
+        let n = mpi_count("MPI_Allreduce", count)?;
+        // The `mpi` crate's bindings have no MPI_IN_PLACE (its value differs between MPIs):
+        // the input is a copy.
+        // SAFETY: `data` holds `count` elements of `dtype` (the caller's window).
+        let input = unsafe { std::slice::from_raw_parts(data, count * dtype.size()) }.to_vec();
+        let _armed = Watchdog::arm(self.rank, timeout, "all_reduce between nodes");
+        // SAFETY: `input` and `data` each hold `count` elements of `dtype`; every column member
+        // makes the same call.
+        unsafe {
+            check("MPI_Allreduce", ffi::MPI_Allreduce(input.as_ptr().cast(), data.cast(), n, ty, mpi_op, self.column))
+        }
+    }
+
+    fn broadcast(&self, data: *mut u8, bytes: usize, root: usize, timeout: Duration) -> Result<()> {
+        let n = mpi_count("MPI_Bcast", bytes)?;
+        let _armed = Watchdog::arm(self.rank, timeout, "broadcast between nodes");
+        // SAFETY: `data` holds `bytes` bytes; every column member makes the same call.
+        unsafe { check("MPI_Bcast", ffi::MPI_Bcast(data.cast(), n, ffi::RSMPI_UINT8_T, root as c_int, self.column)) }
+    }
+
+    fn all_gather(&self, mine: *const u8, all: *mut u8, bytes: usize, timeout: Duration) -> Result<()> {
+        let n = mpi_count("MPI_Allgather", bytes)?;
+        let _armed = Watchdog::arm(self.rank, timeout, "all_gather between nodes");
+        // SAFETY: `mine` holds `bytes` bytes and `all` one block of them per column member;
+        // every member makes the same call.
+        unsafe {
+            check(
+                "MPI_Allgather",
+                ffi::MPI_Allgather(mine.cast(), n, ffi::RSMPI_UINT8_T, all.cast(), n, ffi::RSMPI_UINT8_T, self.column),
+            )
+        }
+    }
+
+    fn node_barrier(&self, timeout: Duration) -> Result<()> {
+        let _armed = Watchdog::arm(self.rank, timeout, "a barrier of the node's ranks");
+        // SAFETY: a barrier every rank of the node makes.
+        unsafe { check("MPI_Barrier", ffi::MPI_Barrier(self.node)) }
+    }
+
+    fn local_index(&self, rank: usize) -> usize {
+        self.local_index[rank]
+    }
 }
 
 /// The nodes of the job (the groups of ranks that can share memory, `MPI_COMM_TYPE_SHARED`),
@@ -232,6 +398,8 @@ struct Nodes {
     ranks: (usize, usize),
     /// By world rank: its node's lowest world rank, and the node's host name.
     node_of: Vec<(usize, String)>,
+    /// This process's rank.
+    rank: usize,
 }
 
 /// Host names travel as this many 8-byte words (longer ones are cut).
@@ -261,7 +429,20 @@ impl Nodes {
                 (r[2] as usize, String::from_utf8_lossy(&bytes).into_owned())
             })
             .collect();
-        Ok(Nodes { count, ranks: (min, max), node_of })
+        Ok(Nodes { count, ranks: (min, max), node_of, rank })
+    }
+
+    /// The world ranks of the node whose lowest rank is `leader`, in node-rank order.
+    fn ranks_on(&self, leader: usize) -> impl Iterator<Item = usize> + '_ {
+        self.node_of.iter().enumerate().filter(move |(_, (l, _))| *l == leader).map(|(r, _)| r)
+    }
+
+    /// By world rank: the index of its node (nodes numbered by their lowest rank).
+    fn node_indices(&self) -> Vec<usize> {
+        let mut leaders: Vec<usize> = self.node_of.iter().map(|(l, _)| *l).collect();
+        leaders.sort_unstable();
+        leaders.dedup();
+        self.node_of.iter().map(|(l, _)| leaders.binary_search(l).unwrap_or(0)).collect()
     }
 
     /// The launcher's line for reports: one node's windows are shared (or forced through RMA);
@@ -451,13 +632,20 @@ impl Drop for MpiState {
         // fast rank from freeing its window while a peer still reads it.
         unsafe {
             ffi::MPI_Barrier(world());
-            if self.rma {
+            if self.remote {
                 PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner()).take();
                 ffi::MPI_Win_unlock_all(self.win);
             }
             ffi::MPI_Win_free(&mut self.win);
+            if let Some(mut shared) = self.shared_win.take() {
+                ffi::MPI_Win_free(&mut shared);
+            }
             if let Some(mut control) = self.control_win.take() {
                 ffi::MPI_Win_free(&mut control);
+            }
+            ffi::MPI_Comm_free(&mut self.node_comm);
+            if let Some(mut column) = self.column_comm.take() {
+                ffi::MPI_Comm_free(&mut column);
             }
         }
         // Finalizes MPI.
@@ -471,9 +659,11 @@ fn abort_job(rank: usize, error: &Error) {
     eprintln!("pld: rank {rank} failed, aborting the MPI job: {error}");
     // MPI_Abort must reach the launcher, which may itself be cut off from a lost host and
     // never answer: then this process ends on its own (a non-zero exit ends an MPI job too).
+    // `abort`, not `exit`: other threads may be inside MPI, whose exit handlers must not run
+    // under them.
     let _ = std::thread::Builder::new().name("pld-mpi-abort".into()).spawn(|| {
         std::thread::sleep(Duration::from_secs(2));
-        std::process::exit(1);
+        std::process::abort();
     });
     // SAFETY: MPI is initialised; MPI_Abort does not return.
     unsafe { ffi::MPI_Abort(world(), 1) };
@@ -505,28 +695,25 @@ fn report_when_ended(rank: usize) {
             if signals.forever().next().is_none() {
                 return;
             }
-            // Peers on other nodes first: the first one that fails names its node.
-            let mut peers: Vec<(bool, usize)> = match NODES.get() {
-                Some(nodes) => {
-                    let mine = nodes.node_of.get(rank).map(|(leader, _)| *leader);
-                    (0..nodes.node_of.len())
-                        .filter(|&p| p != rank)
-                        .map(|p| (Some(nodes.node_of[p].0) == mine, p))
-                        .collect()
+            // Only peers on other nodes: the launcher ends this node's processes together, so
+            // a local peer that no longer answers says nothing about a host.
+            let remote: Vec<usize> = NODES.get().map_or_else(Vec::new, |nodes| {
+                let mine = nodes.node_of.get(rank).map(|(leader, _)| *leader);
+                (0..nodes.node_of.len()).filter(|&p| Some(nodes.node_of[p].0) != mine).collect()
+            });
+            if !remote.is_empty() {
+                match lost_peer(&remote) {
+                    Some(lost) => eprintln!(
+                        "pld: rank {rank} was ended by the launcher (SIGTERM): lost rank {} on node {} ({}); \
+                         ranks lost with that node: {:?}",
+                        lost.peer, lost.node, lost.cause, lost.ranks
+                    ),
+                    None => eprintln!("pld: rank {rank} was ended by the launcher (SIGTERM); every other node answers"),
                 }
-                None => Vec::new(),
-            };
-            peers.sort();
-            let peers: Vec<usize> = peers.into_iter().map(|(_, p)| p).collect();
-            match lost_peer(&peers) {
-                Some(lost) => eprintln!(
-                    "pld: rank {rank} was ended by the launcher (SIGTERM): lost rank {} on node {} ({}); \
-                     ranks lost with that node: {:?}",
-                    lost.peer, lost.node, lost.cause, lost.ranks
-                ),
-                None => eprintln!("pld: rank {rank} was ended by the launcher (SIGTERM); every peer still answers"),
             }
-            std::process::exit(128 + signal_hook::consts::SIGTERM);
+            // Then end as SIGTERM's default would have (no exit handlers under MPI's threads).
+            let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTERM);
+            std::process::abort();
         });
     });
 }
@@ -591,34 +778,81 @@ struct ProbeWindow(ffi::MPI_Win);
 // thread may pass to MPI.
 unsafe impl Send for ProbeWindow {}
 
-/// Whether `peer` still answers: a 4-byte Get from its window, flushed. A peer whose host is
-/// gone fails it (the connection is refused or reset) and is noted as a failed transfer.
-fn probe(peer: usize) {
+/// How long a probe waits for a peer's answer: a peer that is alive answers a 4-byte Get in
+/// microseconds, even over TCP; one that sends nothing back in this time is taken for lost.
+const PROBE_PATIENCE: Duration = Duration::from_millis(300);
+
+/// Where probes land: never read, and static so that a Get that never completes (a peer lost
+/// without a reset) writes into memory that outlives the probe.
+static PROBE_WORD: AtomicI32 = AtomicI32::new(0);
+
+/// Whether `peer` still answers: a 4-byte request-based Get from its window, tested until
+/// [`PROBE_PATIENCE`] passes. A peer whose host is gone fails it (the connection is refused or
+/// reset) or never completes it; either is noted as a failed transfer. Returns whether it did.
+fn probe(peer: usize) -> bool {
     let window = PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(ProbeWindow(win)) = *window else { return };
-    let mut word = 0u32;
-    // SAFETY: a Get of 4 bytes at offset 0 (inside every window) into a local, flushed before
-    // the local is read or dropped, inside the lock_all epoch of a live window.
+    let Some(ProbeWindow(win)) = *window else { return false };
+    // SAFETY: a Get of 4 bytes at offset 0 (inside every window) into a static, inside the
+    // lock_all epoch of a live window (the lock keeps `Drop` from freeing it meanwhile); the
+    // request is tested, never waited on, so a peer that never answers cannot hold this thread.
     let code = unsafe {
-        let peer = peer as c_int;
-        let code = ffi::MPI_Get((&raw mut word).cast(), 4, ffi::RSMPI_UINT8_T, peer, 0, 4, ffi::RSMPI_UINT8_T, win);
-        if code != 0 { code } else { ffi::MPI_Win_flush(peer, win) }
+        let mut request = ffi::RSMPI_REQUEST_NULL;
+        let to = peer as c_int;
+        let code = ffi::MPI_Rget(
+            PROBE_WORD.as_ptr().cast(),
+            4,
+            ffi::RSMPI_UINT8_T,
+            to,
+            0,
+            4,
+            ffi::RSMPI_UINT8_T,
+            win,
+            &mut request,
+        );
+        let started = Instant::now();
+        let mut done = 0;
+        let mut code = code;
+        while code == 0 && done == 0 && started.elapsed() < PROBE_PATIENCE {
+            code = ffi::MPI_Test(&mut request, &mut done, ffi::RSMPI_STATUS_IGNORE);
+            if done == 0 {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+        match (code, done) {
+            (0, 0) => -1,
+            (code, _) => code,
+        }
     };
-    if code != 0 {
-        transfer_failed(peer as i32, "MPI_Get", code);
+    match code {
+        0 => false,
+        -1 => {
+            let mut failed = FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner());
+            failed
+                .get_or_insert((peer, format!("rank {peer} did not answer within {} ms", PROBE_PATIENCE.as_millis())));
+            true
+        }
+        code => {
+            transfer_failed(peer as i32, "MPI_Get", code);
+            true
+        }
     }
 }
 
-/// The peer of the first failed transfer, with its node and every rank of that node; with none
-/// yet, `suspects` (peers a wait timed out on) are probed first.
+/// The peer of the first failed transfer, with its node and, where that node is not this
+/// rank's, every rank of it (a whole host lost); with none yet, `suspects` (peers a wait timed
+/// out on) are probed until one fails.
 fn lost_peer(suspects: &[usize]) -> Option<LostPeer> {
     if FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
-        suspects.iter().for_each(|&peer| probe(peer));
+        let _ = suspects.iter().any(|&peer| probe(peer));
     }
     let (peer, cause) = FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
     let nodes = NODES.get()?;
     let (leader, node) = nodes.node_of.get(peer)?.clone();
-    let ranks = nodes.node_of.iter().enumerate().filter(|(_, (l, _))| *l == leader).map(|(r, _)| r).collect();
+    let ranks = match nodes.node_of.get(nodes.rank) {
+        // A peer of this rank's own node: that process is gone, not the host.
+        Some((mine, _)) if *mine == leader => Box::new([peer]) as Box<[usize]>,
+        _ => nodes.node_of.iter().enumerate().filter(|(_, (l, _))| *l == leader).map(|(r, _)| r).collect(),
+    };
     Some(LostPeer { peer, node, ranks, cause })
 }
 
