@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pld against MPI across two hosts (issue 21): `.ci/two-hosts` (two network namespaces, 2
 # processes each), the same sizes, alternating pld-bench and the MPI harness (MPI_Allreduce,
-# MPI_Allgather, MPI_Bcast) REPEAT times and keeping each side's best per size; a table per
+# MPI_Allgather, MPI_Bcast; each in every setting below) REPEAT times and keeping each side's
+# best per size (sizes 8 B to MAXBYTES by 8, and MAXBYTES); a table per
 # collective with the ratio MPI time / pld time (above 1: pld is faster). Gated like every
 # benchmark here (bench/baselines/gate.sh). As root.
 #
@@ -22,8 +23,22 @@ for coll in all_reduce all_gather broadcast; do
     case $coll in all_reduce) mpi=allreduce ;; all_gather) mpi=allgather ;; broadcast) mpi=bcast ;; esac
     rm -f "$out/$coll.pld.raw" "$out/$coll.mpi.raw"
     for i in $(seq "$repeat"); do
-        run "$PWD/target/release/pld-bench" "$coll" -b 8 -e "$max" -f 8 --time "$seconds" >> "$out/$coll.pld.raw"
-        run "$PWD/target/two-hosts/mpibench" "$mpi" 8 "$(numfmt --from=iec "$max")" 8 "$seconds" >> "$out/$coll.mpi.raw"
+        # Each side in each of its settings, the best kept: 4 processes share 2 cores, so how
+        # they are placed and whether MPI yields when idle decide small calls. mpirun binds each
+        # host's 2 processes to cores 0 and 1 (both hosts onto the same two), or not at all.
+        # pld-bench's sweep steps by 8 from 8 B; the largest size runs on its own.
+        for setting in "--bind-to none --mca mpi_yield_when_idle 1" "--bind-to none --mca mpi_yield_when_idle 0"; do
+            # shellcheck disable=SC2086
+            run $setting "$PWD/target/release/pld-bench" "$coll" -b 8 -e "$max" -f 8 --time "$seconds" >> "$out/$coll.pld.raw"
+            # shellcheck disable=SC2086
+            run $setting "$PWD/target/release/pld-bench" "$coll" -b "$max" -e "$max" --time "$seconds" >> "$out/$coll.pld.raw"
+        done
+        for setting in "--mca mpi_yield_when_idle 0" "--mca mpi_yield_when_idle 1" \
+            "--bind-to none --mca mpi_yield_when_idle 0" "--bind-to none --mca mpi_yield_when_idle 1"; do
+            # shellcheck disable=SC2086
+            run $setting "$PWD/target/two-hosts/mpibench" "$mpi" 8 "$(numfmt --from=iec "$max")" 8 "$seconds" \
+                >> "$out/$coll.mpi.raw"
+        done
     done
     # pld-bench: size(B) count type redop root time(us) ... #wrong; mpibench: size(B) count iters avg(us) ...
     {

@@ -6,7 +6,10 @@
 //! the world's kernels over the transport as before.
 //!
 //! - all_reduce: the node's all_reduce (kernels), then the column's `MPI_Allreduce` of the
-//!   node's result: every rank ends with the world's.
+//!   node's result: every rank ends with the world's. From [`SLICED_BYTES`] (where the bytes
+//!   on the network cost more than the node's extra steps), sliced: the node's reduce_scatter
+//!   (kernels), each rank's slice reduced over its column (each node sends its data once, not
+//!   once per rank), then every rank copies the other slices from its node's peers.
 //! - broadcast: the root's column broadcasts over the network (`MPI_Bcast`), then each node
 //!   broadcasts from its member of that column (kernels).
 //! - all_gather: the column gathers its rows (`MPI_Allgather`), then every rank copies the other
@@ -17,12 +20,16 @@
 
 use pld_model::{Collective, DType, Element};
 
-use super::{AllReduce, Broadcast, Common, Opts};
+use super::{AllReduce, Broadcast, Common, Opts, ReduceScatter};
 use crate::error::{Error, Result};
 use crate::group::{GroupSet, Groups};
 use crate::host::{Host, foreign_window};
 use crate::memory::{Allocation, Operand, Shape, Window};
 use crate::transport::Network;
+
+/// From this size an all_reduce across nodes is sliced (see the module's text): measured on
+/// `.ci/two-hosts` (docs/PERFORMANCE.md, "Across two hosts").
+const SLICED_BYTES: usize = 256 << 10;
 
 /// What the collectives across nodes keep for the world: its nodes as groups, and a signal for
 /// their calls (signals clear themselves, so one serves every call).
@@ -30,6 +37,8 @@ pub(crate) struct AcrossNodes {
     nodes: Groups,
     signal: std::sync::Arc<Allocation>,
     signal_shape: Shape,
+    /// all_gather's rows from the network, kept between calls (a fresh buffer faults its pages).
+    gathered: std::sync::Mutex<Vec<u8>>,
 }
 
 impl AcrossNodes {
@@ -58,7 +67,7 @@ impl Host<'_> {
         let nodes = self.split(|r| Some((node_of[r] as u32, r as i64)))?;
         let cells = Collective::signal_cells(self.nranks());
         let signal = self.allocate("__pld_across_nodes_signal", 4 * cells)?;
-        let made = AcrossNodes { nodes, signal, signal_shape: Shape::from([cells]) };
+        let made = AcrossNodes { nodes, signal, signal_shape: Shape::from([cells]), gathered: Default::default() };
         Ok(shared.across_nodes.get_or_init(|| made))
     }
 
@@ -113,13 +122,57 @@ impl Host<'_> {
         self.check_world(target)?;
         self.checked_signal("all_reduce", &opts.common)?;
         let across = self.across_nodes()?;
-        let node =
-            AllReduce { mode: opts.mode, op: opts.op, scale: None, common: Self::node_step(across, &opts.common) };
-        self.all_reduce(target, node)?;
-        self.sync()?;
+        let common = Self::node_step(across, &opts.common);
         let timeout = self.world().shared().settings.timeout;
-        network.all_reduce(self.own_bytes(rank, target), target.len(), T::DTYPE, opts.op, timeout)?;
+        let per_node = across.nodes.group_of(rank).map_or(1, |g| g.size());
+        if per_node == 1 || target.bytes() < SLICED_BYTES || !target.len().is_multiple_of(per_node) {
+            self.all_reduce(target, AllReduce { mode: opts.mode, op: opts.op, scale: None, common })?;
+            self.sync()?;
+            network.all_reduce(self.own_bytes(rank, target), target.len(), T::DTYPE, opts.op, timeout)?;
+            return Ok(true);
+        }
+        // Sliced: slice i of the node's reduction lands on its rank of index i.
+        self.reduce_scatter(target, ReduceScatter { op: opts.op, scale: None, common })?;
+        self.sync()?;
+        let (row, slice) = (target.len() / per_node, target.bytes() / per_node);
+        let own = self.own_bytes(rank, target);
+        // SAFETY: slice `local_index` of `target` lies inside it (`per_node` slices).
+        let mine = unsafe { own.add(network.local_index(rank) * slice) };
+        network.all_reduce(mine, row, T::DTYPE, opts.op, timeout)?;
+        self.copy_from_node_peers(rank, target, slice, |index| index..index + 1)?;
         Ok(true)
+    }
+
+    /// Between two node barriers (every peer's part is final; no peer still reads this rank's
+    /// once it returns): for every peer of this rank's node, the `bytes`-sized blocks of
+    /// `target` that `blocks(its index in the node)` names, copied from its window to this
+    /// rank's (shared memory).
+    fn copy_from_node_peers<T: Element, B: Iterator<Item = usize>>(
+        &self,
+        rank: usize,
+        target: &Window<'_, T>,
+        bytes: usize,
+        blocks: impl Fn(usize) -> B,
+    ) -> Result<()> {
+        let shared = self.world().shared();
+        let (Some(network), node_of, timeout) =
+            (shared.fabric.network.as_deref(), &shared.fabric.node_of, shared.settings.timeout)
+        else {
+            return Ok(());
+        };
+        network.node_barrier(timeout)?;
+        let own = self.own_bytes(rank, target);
+        for peer in (0..self.nranks()).filter(|&p| p != rank && node_of[p] == node_of[rank]) {
+            // SAFETY: a peer of this node: its window is shared memory and `target` lies inside
+            // it; its blocks are final (it passed the barrier after writing them).
+            let source = unsafe { shared.heap().base(peer).add(target.offset()) };
+            for block in blocks(network.local_index(peer)) {
+                // SAFETY: block `block` of both targets (inside them by the caller's layout),
+                // in two different ranks' windows.
+                unsafe { std::ptr::copy_nonoverlapping(source.add(block * bytes), own.add(block * bytes), bytes) };
+            }
+        }
+        network.node_barrier(timeout)
     }
 
     /// broadcast across nodes; `Ok(false)` where it does not apply.
@@ -138,8 +191,10 @@ impl Host<'_> {
         self.checked_signal("broadcast", &opts.common)?;
         let across = self.across_nodes()?;
         let column = network.local_index(root);
-        self.sync()?;
+        // Only the root's column touches the window from here (the others queue the node's
+        // broadcast behind their earlier calls, as any call).
         if network.local_index(rank) == column {
+            self.sync()?;
             let timeout = self.world().shared().settings.timeout;
             let root_node = self.world().shared().fabric.node_of[root];
             network.broadcast(self.own_bytes(rank, target), target.bytes(), root_node, timeout)?;
@@ -172,7 +227,11 @@ impl Host<'_> {
         let (mine, rows) = (self.own_bytes(rank, local), self.own_bytes(rank, target));
         // The column's rows, each to its rank's row.
         let nodes = node_of.iter().max().map_or(1, |m| m + 1);
-        let mut gathered = vec![0u8; nodes * row];
+        let across = self.across_nodes()?;
+        let mut gathered = across.gathered.lock().unwrap_or_else(|p| p.into_inner());
+        if gathered.len() < nodes * row {
+            gathered.resize(nodes * row, 0);
+        }
         network.all_gather(mine, gathered.as_mut_ptr(), row, timeout)?;
         let column = network.local_index(rank);
         for peer in (0..n).filter(|&p| network.local_index(p) == column) {
@@ -182,20 +241,7 @@ impl Host<'_> {
             unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), rows.add(peer * row), row) };
         }
         // The other columns' rows from the node's peers that gathered them.
-        network.node_barrier(timeout)?;
-        let heap = shared.heap();
-        for peer in (0..n).filter(|&p| p != rank && node_of[p] == node_of[rank]) {
-            let theirs = network.local_index(peer);
-            // SAFETY: a peer of this node: its window is shared memory, `target` lies inside it,
-            // and its column's rows are final (it passed the barrier after writing them).
-            let source = unsafe { heap.base(peer).add(target.offset()) };
-            for q in (0..n).filter(|&q| network.local_index(q) == theirs) {
-                // SAFETY: row `q` of both targets, in two different ranks' windows.
-                unsafe { std::ptr::copy_nonoverlapping(source.add(q * row), rows.add(q * row), row) };
-            }
-        }
-        // No peer reads this rank's rows once the call returns (they are the caller's again).
-        network.node_barrier(timeout)?;
+        self.copy_from_node_peers(rank, target, row, |index| (0..n).filter(move |&q| network.local_index(q) == index))?;
         Ok(true)
     }
 }

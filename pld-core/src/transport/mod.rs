@@ -23,7 +23,8 @@ pub(crate) struct Fabric {
     pub(crate) nranks: usize,
     /// Ranks whose device workers run in this process.
     pub(crate) local: Range<usize>,
-    /// Ranks that share this machine's cores (for the spin budget).
+    /// Ranks that share this machine's cores (for the spin budget): the node's, and those of
+    /// other nodes on the same machine (containers, namespaces).
     pub(crate) node_ranks: usize,
     pub(crate) heap: Arc<SymmetricHeap>,
     /// `[abort, sleepers[nranks]]`: in memory every process of the node maps, so the abort flag

@@ -1,12 +1,20 @@
 //! The MPI launcher: this process runs one rank of an MPI job (`mpirun`, `srun`).
 //!
-//! Windows are MPI-3 RMA windows of the job's communicator. When every rank is on this node they
-//! come from `MPI_Win_allocate_shared`: peers are plain pointers into shared memory, the abort flag
-//! and the futex sleepers live in a small shared control window, and kernels run exactly as on
-//! the local launcher. Otherwise (or with `PLD_MPI_RMA=1`) they come from `MPI_Win_allocate`:
-//! peers are null in the device context, so every remote access goes through the `pld_ops`
-//! callbacks below (Put / Get / Accumulate, flushed, in one passive-target epoch), and waits poll
-//! with `MPI_Win_sync` while keeping MPI progressing.
+//! Windows are MPI-3 windows, one of three ways:
+//! - **One node**: `MPI_Win_allocate_shared` on the node: peers are plain pointers into shared
+//!   memory, the abort flag and the futex sleepers live in a small shared control window, and
+//!   kernels run exactly as on the local launcher.
+//! - **Several nodes**: each node's windows are one shared segment as above, and the same
+//!   memory is an RMA window of the whole job (`MPI_Win_create`): peers of the node are
+//!   pointers, peers of other nodes are null in the device context, so accesses to them go
+//!   through the `pld_ops` callbacks below (Put / Get / Accumulate, flushed, in one
+//!   passive-target epoch), and waits poll with `MPI_Win_sync` while keeping MPI progressing.
+//!   Where every node runs as many ranks, [`Columns`] gives the world's collectives MPI's own
+//!   between the nodes (`collective::across_nodes`).
+//! - **`PLD_MPI_RMA=1`**: `MPI_Win_allocate`, every access through the callbacks.
+//!
+//! A transfer that fails (a peer's host gone) names the peer, its node and the ranks lost with
+//! it (`Error::PeerLost`); a wait or an agreement that times out probes the peers first.
 //!
 //! The safe API of the `mpi` crate has no one-sided calls, so this module is the small wrapper
 //! over `mpi::ffi` they need. Failures end the job: a device failure is reported with its rank
@@ -128,8 +136,12 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         column_comm: None,
         _control_local: (0..control_cells).map(|_| AtomicI32::new(0)).collect(),
         remote: rma || hybrid,
-        // Across nodes updates from the network land only while MPI progresses: waits poll.
-        ops: if rma || hybrid { RMA_OPS } else { SHARED_OPS },
+        // Updates from the network land only while MPI progresses: waits poll it.
+        ops: match (rma, hybrid) {
+            (true, _) => RMA_OPS,
+            (false, true) => HYBRID_OPS,
+            (false, false) => SHARED_OPS,
+        },
         universe: Mutex::new(Some(universe)),
     });
     let mut bases = vec![std::ptr::null_mut::<u8>(); nranks];
@@ -229,6 +241,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
     }
     let started_ns = crate::trace::clock::monotonic_ns();
     let launcher = nodes.launcher(rma);
+    let node_ranks = nodes.on_machine.max(node_size as usize);
     let node_of = nodes.node_indices();
     // Between nodes MPI's own collectives, where every node runs as many ranks (one column
     // per index within a node).
@@ -244,7 +257,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         state.column_comm = Some(column);
         let local_index =
             (0..nranks).map(|r| nodes.ranks_on(nodes.node_of[r].0).position(|q| q == r).unwrap_or(0)).collect();
-        Some(Box::new(Columns { rank: rank as usize, column, node, local_index }))
+        Some(Box::new(Columns { rank: rank as usize, scratch: Mutex::new(Vec::new()), column, node, local_index }))
     } else {
         None
     };
@@ -259,7 +272,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         launcher,
         nranks,
         local: rank as usize..rank as usize + 1,
-        node_ranks: node_size as usize,
+        node_ranks,
         heap: std::sync::Arc::new(heap),
         control,
         ops,
@@ -279,6 +292,8 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
 /// (the node's ranks). The communicators are the world state's (freed with it).
 struct Columns {
     rank: usize,
+    /// The input of an all_reduce (a copy of the data it reduces in place), kept between calls.
+    scratch: Mutex<Vec<u8>>,
     column: ffi::MPI_Comm,
     node: ffi::MPI_Comm,
     local_index: Vec<usize>,
@@ -348,9 +363,16 @@ impl Network for Columns {
         };
         let n = mpi_count("MPI_Allreduce", count)?;
         // The `mpi` crate's bindings have no MPI_IN_PLACE (its value differs between MPIs):
-        // the input is a copy.
-        // SAFETY: `data` holds `count` elements of `dtype` (the caller's window).
-        let input = unsafe { std::slice::from_raw_parts(data, count * dtype.size()) }.to_vec();
+        // the input is a copy, in a buffer kept between calls (a fresh one would fault in every
+        // page of a large call).
+        let bytes = count * dtype.size();
+        let mut input = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        if input.len() < bytes {
+            input.resize(bytes, 0);
+        }
+        // SAFETY: `data` holds `count` elements of `dtype` (the caller's window); `input` is
+        // this call's own buffer.
+        unsafe { std::ptr::copy_nonoverlapping(data, input.as_mut_ptr(), bytes) };
         let _armed = Watchdog::arm(self.rank, timeout, "all_reduce between nodes");
         // SAFETY: `input` and `data` each hold `count` elements of `dtype`; every column member
         // makes the same call.
@@ -400,6 +422,17 @@ struct Nodes {
     node_of: Vec<(usize, String)>,
     /// This process's rank.
     rank: usize,
+    /// The ranks on this machine, of every node on it: they share its cores. More than the
+    /// node's where nodes are containers or namespaces of one machine (`.ci/two-hosts`).
+    on_machine: usize,
+}
+
+/// This machine's identity, the same in every container and namespace on it: the kernel's boot
+/// id (its first 16 hex digits).
+fn machine_id() -> Option<u64> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let digits: String = id.chars().filter(char::is_ascii_hexdigit).take(16).collect();
+    u64::from_str_radix(&digits, 16).ok()
 }
 
 /// Host names travel as this many 8-byte words (longer ones are cut).
@@ -417,19 +450,22 @@ impl Nodes {
         for (to, &from) in name.iter_mut().zip(&buf[..len.clamp(0, 8 * NAME_WORDS as c_int) as usize]) {
             *to = from as u8;
         }
-        let mut mine = vec![node_rank as u64, node_size as u64, leader as u64];
+        // Where the machine is unknown, each node counts as a machine of its own.
+        let machine = machine_id().unwrap_or(u64::MAX - leader as u64);
+        let mut mine = vec![node_rank as u64, node_size as u64, leader as u64, machine];
         mine.extend(name.chunks(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default())));
         let all = allgather_within(rank, &mine, timeout, "counting the job's nodes")?;
         let rows = all.chunks(mine.len());
+        let on_machine = rows.clone().filter(|r| r[3] == mine[3]).count();
         let sizes = rows.clone().filter(|r| r[0] == 0).map(|r| r[1] as usize);
         let (count, min, max) = sizes.fold((0, usize::MAX, 0), |(n, lo, hi), s| (n + 1, lo.min(s), hi.max(s)));
         let node_of = rows
             .map(|r| {
-                let bytes: Vec<u8> = r[3..].iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
+                let bytes: Vec<u8> = r[4..].iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
                 (r[2] as usize, String::from_utf8_lossy(&bytes).into_owned())
             })
             .collect();
-        Ok(Nodes { count, ranks: (min, max), node_of, rank })
+        Ok(Nodes { count, ranks: (min, max), node_of, rank, on_machine })
     }
 
     /// The world ranks of the node whose lowest rank is `leader`, in node-rank order.
@@ -728,6 +764,17 @@ const SHARED_OPS: Ops = Ops {
     accumulate: rma_accumulate,
 };
 
+/// Across nodes: peers of the node wake a sleeper through the futex as on one node; updates
+/// from other nodes land only while MPI progresses, so a sleep is short and polls MPI first.
+const HYBRID_OPS: Ops = Ops {
+    data: std::ptr::null_mut(),
+    sleep: hybrid_sleep,
+    wake: futex_wake,
+    put: rma_put,
+    get: rma_get,
+    accumulate: rma_accumulate,
+};
+
 const RMA_OPS: Ops = Ops {
     data: std::ptr::null_mut(),
     sleep: rma_sleep,
@@ -966,6 +1013,21 @@ unsafe extern "C" fn rma_sleep(data: *mut c_void, cell: *const i32, observed: i3
     if unsafe { (*cell.cast::<AtomicI32>()).load(Ordering::Acquire) } == observed {
         std::thread::sleep(std::time::Duration::from_nanos(timeout_ns.min(50_000)));
     }
+}
+
+/// A wait slice across nodes: MPI progresses (updates from other nodes land), then a futex sleep
+/// that a peer of the node ends at once, bounded for the ones from other nodes.
+unsafe extern "C" fn hybrid_sleep(data: *mut c_void, cell: *const i32, observed: i32, timeout_ns: u64) {
+    // SAFETY: `data` is our state.
+    let state = unsafe { state(data) };
+    let mut flag = 0;
+    // SAFETY: plain MPI calls on live handles; the status is ignored.
+    unsafe {
+        ffi::MPI_Win_sync(state.win);
+        ffi::MPI_Iprobe(ffi::RSMPI_ANY_SOURCE, ffi::RSMPI_ANY_TAG, world(), &mut flag, ffi::RSMPI_STATUS_IGNORE);
+    }
+    // SAFETY: forwarded: a live aligned cell of the own window, shared with the node's peers.
+    unsafe { futex_sleep(data, cell, observed, timeout_ns.min(50_000)) };
 }
 
 /// Nothing to wake on the RMA path: waiters poll.
