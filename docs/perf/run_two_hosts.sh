@@ -18,23 +18,25 @@ cargo build -q --release -p pld-bench --features mpi
 mpicc -O3 -o target/two-hosts/mpibench bench/baselines/mpibench.c
 trap '.ci/two-hosts down' EXIT
 .ci/two-hosts up
+settings=("--mca mpi_yield_when_idle 0" "--mca mpi_yield_when_idle 1"
+    "--bind-to none --mca mpi_yield_when_idle 0" "--bind-to none --mca mpi_yield_when_idle 1")
 run() { bash bench/baselines/gate.sh >/dev/null 2>&1 || true; timeout 1200 .ci/two-hosts mpirun -np 4 "$@"; }
 for coll in all_reduce all_gather broadcast; do
     case $coll in all_reduce) mpi=allreduce ;; all_gather) mpi=allgather ;; broadcast) mpi=bcast ;; esac
     rm -f "$out/$coll.pld.raw" "$out/$coll.mpi.raw"
     for i in $(seq "$repeat"); do
-        # Each side in each of its settings, the best kept: 4 processes share 2 cores, so how
-        # they are placed and whether MPI yields when idle decide small calls. mpirun binds each
-        # host's 2 processes to cores 0 and 1 (both hosts onto the same two), or not at all.
+        # Both sides in the same settings, each size keeping its best: 4 processes share 2
+        # cores, so how they are placed and whether MPI yields when idle decide small calls.
+        # mpirun binds each host's 2 processes to cores 0 and 1 (both hosts onto the same two),
+        # or not at all (--bind-to none).
         # pld-bench's sweep steps by 8 from 8 B; the largest size runs on its own.
-        for setting in "--bind-to none --mca mpi_yield_when_idle 1" "--bind-to none --mca mpi_yield_when_idle 0"; do
+        for setting in "${settings[@]}"; do
             # shellcheck disable=SC2086
             run $setting "$PWD/target/release/pld-bench" "$coll" -b 8 -e "$max" -f 8 --time "$seconds" >> "$out/$coll.pld.raw"
             # shellcheck disable=SC2086
             run $setting "$PWD/target/release/pld-bench" "$coll" -b "$max" -e "$max" --time "$seconds" >> "$out/$coll.pld.raw"
         done
-        for setting in "--mca mpi_yield_when_idle 0" "--mca mpi_yield_when_idle 1" \
-            "--bind-to none --mca mpi_yield_when_idle 0" "--bind-to none --mca mpi_yield_when_idle 1"; do
+        for setting in "${settings[@]}"; do
             # shellcheck disable=SC2086
             run $setting "$PWD/target/two-hosts/mpibench" "$mpi" 8 "$(numfmt --from=iec "$max")" 8 "$seconds" \
                 >> "$out/$coll.mpi.raw"

@@ -15,6 +15,9 @@
 //! - all_gather: the column gathers its rows (`MPI_Allgather`), then every rank copies the other
 //!   columns' rows from its node's peers' windows (shared memory), between two node barriers.
 //!
+//! Below [`FLAT_BELOW`] all_gather is MPI's own over the whole job (measured: its node steps cost
+//! more than they save where the network's latency is the call's time).
+//!
 //! The order of a float reduction is the node's (rank order within it), then MPI's between the
 //! nodes' results: the same bits on every rank, though not the flat rank order.
 
@@ -25,11 +28,17 @@ use crate::error::{Error, Result};
 use crate::group::{GroupSet, Groups};
 use crate::host::{Host, foreign_window};
 use crate::memory::{Allocation, Operand, Shape, Window};
-use crate::transport::Network;
+use crate::transport::{Among, Network};
 
 /// From this size an all_reduce across nodes is sliced (see the module's text): measured on
 /// `.ci/two-hosts` (docs/PERFORMANCE.md, "Across two hosts").
 const SLICED_BYTES: usize = 256 << 10;
+
+/// Below this size (its whole target) an all_gather across nodes is MPI's own over the whole
+/// job: the network's latency is the call's time, and MPI's gather crosses it as often as the
+/// column's would, without the node's two barriers. (For all_reduce and broadcast the node
+/// steps measured no slower than MPI's own called from pld, so they stay at every size.)
+const FLAT_BELOW: usize = 32 << 10;
 
 /// What the collectives across nodes keep for the world: its nodes as groups, and a signal for
 /// their calls (signals clear themselves, so one serves every call).
@@ -121,14 +130,21 @@ impl Host<'_> {
         }
         self.check_world(target)?;
         self.checked_signal("all_reduce", &opts.common)?;
+        let timeout = self.world().shared().settings.timeout;
         let across = self.across_nodes()?;
         let common = Self::node_step(across, &opts.common);
-        let timeout = self.world().shared().settings.timeout;
         let per_node = across.nodes.group_of(rank).map_or(1, |g| g.size());
         if per_node == 1 || target.bytes() < SLICED_BYTES || !target.len().is_multiple_of(per_node) {
             self.all_reduce(target, AllReduce { mode: opts.mode, op: opts.op, scale: None, common })?;
             self.sync()?;
-            network.all_reduce(self.own_bytes(rank, target), target.len(), T::DTYPE, opts.op, timeout)?;
+            network.all_reduce(
+                Among::Column,
+                self.own_bytes(rank, target),
+                target.len(),
+                T::DTYPE,
+                opts.op,
+                timeout,
+            )?;
             return Ok(true);
         }
         // Sliced: slice i of the node's reduction lands on its rank of index i.
@@ -138,7 +154,7 @@ impl Host<'_> {
         let own = self.own_bytes(rank, target);
         // SAFETY: slice `local_index` of `target` lies inside it (`per_node` slices).
         let mine = unsafe { own.add(network.local_index(rank) * slice) };
-        network.all_reduce(mine, row, T::DTYPE, opts.op, timeout)?;
+        network.all_reduce(Among::Column, mine, row, T::DTYPE, opts.op, timeout)?;
         self.copy_from_node_peers(rank, target, slice, |index| index..index + 1)?;
         Ok(true)
     }
@@ -189,15 +205,15 @@ impl Host<'_> {
         }
         self.check_world(target)?;
         self.checked_signal("broadcast", &opts.common)?;
+        let timeout = self.world().shared().settings.timeout;
         let across = self.across_nodes()?;
         let column = network.local_index(root);
         // Only the root's column touches the window from here (the others queue the node's
         // broadcast behind their earlier calls, as any call).
         if network.local_index(rank) == column {
             self.sync()?;
-            let timeout = self.world().shared().settings.timeout;
             let root_node = self.world().shared().fabric.node_of[root];
-            network.broadcast(self.own_bytes(rank, target), target.bytes(), root_node, timeout)?;
+            network.broadcast(Among::Column, self.own_bytes(rank, target), target.bytes(), root_node, timeout)?;
         }
         let node = Broadcast { root: column as i64, common: Self::node_step(across, &opts.common) };
         self.broadcast(target, node)?;
@@ -225,6 +241,11 @@ impl Host<'_> {
         let (row, timeout, node_of) = (local.bytes(), shared.settings.timeout, &shared.fabric.node_of);
         self.sync()?;
         let (mine, rows) = (self.own_bytes(rank, local), self.own_bytes(rank, target));
+        if target.bytes() < FLAT_BELOW {
+            // Straight into `target`, whose rows are in world-rank order, as MPI's.
+            network.all_gather(Among::World, mine, rows, row, timeout)?;
+            return Ok(true);
+        }
         // The column's rows, each to its rank's row.
         let nodes = node_of.iter().max().map_or(1, |m| m + 1);
         let across = self.across_nodes()?;
@@ -232,7 +253,7 @@ impl Host<'_> {
         if gathered.len() < nodes * row {
             gathered.resize(nodes * row, 0);
         }
-        network.all_gather(mine, gathered.as_mut_ptr(), row, timeout)?;
+        network.all_gather(Among::Column, mine, gathered.as_mut_ptr(), row, timeout)?;
         let column = network.local_index(rank);
         for peer in (0..n).filter(|&p| network.local_index(p) == column) {
             let from = &gathered[node_of[peer] * row..][..row];

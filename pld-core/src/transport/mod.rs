@@ -77,25 +77,47 @@ impl Fabric {
     }
 }
 
-/// MPI's own collectives among one rank of every node: the ranks of one index within their
-/// node (a "column"; node `j`'s member is column rank `j`). Each call blocks this thread until
-/// done, and ends the job past `timeout` (a node that never arrives).
+/// Who takes part in a call of the [`Network`]: the ranks of this one's index on every node (a
+/// column: node `j`'s member is column rank `j`), or every rank of the job.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Among {
+    Column,
+    World,
+}
+
+/// MPI's own collectives, among a column or the whole job ([`Among`]). Each call blocks this
+/// thread until done, and ends the job past `timeout` (a process that never arrives).
 pub(crate) trait Network: Send + Sync {
     /// Whether the network reduces `dtype` with `op`.
     fn reduces(&self, dtype: pld_model::DType, op: pld_model::ReduceOp) -> bool;
-    /// `count` elements at `data` become their reduction over the column, in place.
+    /// `count` elements at `data` become their reduction over `among`, in place.
     fn all_reduce(
         &self,
+        among: Among,
         data: *mut u8,
         count: usize,
         dtype: pld_model::DType,
         op: pld_model::ReduceOp,
         timeout: std::time::Duration,
     ) -> Result<()>;
-    /// `bytes` at `data` become those of the column member on node `root`.
-    fn broadcast(&self, data: *mut u8, bytes: usize, root: usize, timeout: std::time::Duration) -> Result<()>;
-    /// `bytes` at `mine` of every column member land in `all`, in node order.
-    fn all_gather(&self, mine: *const u8, all: *mut u8, bytes: usize, timeout: std::time::Duration) -> Result<()>;
+    /// `bytes` at `data` become those of member `root` of `among`.
+    fn broadcast(
+        &self,
+        among: Among,
+        data: *mut u8,
+        bytes: usize,
+        root: usize,
+        timeout: std::time::Duration,
+    ) -> Result<()>;
+    /// `bytes` at `mine` of every member of `among` land in `all`, in member order.
+    fn all_gather(
+        &self,
+        among: Among,
+        mine: *const u8,
+        all: *mut u8,
+        bytes: usize,
+        timeout: std::time::Duration,
+    ) -> Result<()>;
     /// Every rank of this node has arrived.
     fn node_barrier(&self, timeout: std::time::Duration) -> Result<()>;
     /// The index of world rank `rank` within its node: its column.

@@ -31,7 +31,7 @@ use pld_model::{DeviceStatus, NotifyOp};
 
 use std::time::{Duration, Instant};
 
-use super::{AllocationClaim, Fabric, LostPeer, Network};
+use super::{AllocationClaim, Among, Fabric, LostPeer, Network};
 use crate::config::{Settings, WorldBuilder, env_mpi_rma};
 use crate::device::abi::Ops;
 use crate::device::services::{futex_sleep, futex_wake};
@@ -345,6 +345,15 @@ fn mpi_count(what: &str, count: usize) -> Result<c_int> {
         .map_err(|_| Error::system(what, format!("{count} elements is more than MPI takes in one call")))
 }
 
+impl Columns {
+    fn comm(&self, among: Among) -> ffi::MPI_Comm {
+        match among {
+            Among::Column => self.column,
+            Among::World => world(),
+        }
+    }
+}
+
 impl Network for Columns {
     fn reduces(&self, dtype: pld_model::DType, op: pld_model::ReduceOp) -> bool {
         mpi_type(dtype).is_some() && mpi_op(op).is_some()
@@ -352,6 +361,7 @@ impl Network for Columns {
 
     fn all_reduce(
         &self,
+        among: Among,
         data: *mut u8,
         count: usize,
         dtype: pld_model::DType,
@@ -374,29 +384,42 @@ impl Network for Columns {
         // this call's own buffer.
         unsafe { std::ptr::copy_nonoverlapping(data, input.as_mut_ptr(), bytes) };
         let _armed = Watchdog::arm(self.rank, timeout, "all_reduce between nodes");
-        // SAFETY: `input` and `data` each hold `count` elements of `dtype`; every column member
+        // SAFETY: `input` and `data` each hold `count` elements of `dtype`; every member of `among`
         // makes the same call.
         unsafe {
-            check("MPI_Allreduce", ffi::MPI_Allreduce(input.as_ptr().cast(), data.cast(), n, ty, mpi_op, self.column))
+            check(
+                "MPI_Allreduce",
+                ffi::MPI_Allreduce(input.as_ptr().cast(), data.cast(), n, ty, mpi_op, self.comm(among)),
+            )
         }
     }
 
-    fn broadcast(&self, data: *mut u8, bytes: usize, root: usize, timeout: Duration) -> Result<()> {
+    fn broadcast(&self, among: Among, data: *mut u8, bytes: usize, root: usize, timeout: Duration) -> Result<()> {
         let n = mpi_count("MPI_Bcast", bytes)?;
         let _armed = Watchdog::arm(self.rank, timeout, "broadcast between nodes");
-        // SAFETY: `data` holds `bytes` bytes; every column member makes the same call.
-        unsafe { check("MPI_Bcast", ffi::MPI_Bcast(data.cast(), n, ffi::RSMPI_UINT8_T, root as c_int, self.column)) }
+        // SAFETY: `data` holds `bytes` bytes; every member of `among` makes the same call.
+        unsafe {
+            check("MPI_Bcast", ffi::MPI_Bcast(data.cast(), n, ffi::RSMPI_UINT8_T, root as c_int, self.comm(among)))
+        }
     }
 
-    fn all_gather(&self, mine: *const u8, all: *mut u8, bytes: usize, timeout: Duration) -> Result<()> {
+    fn all_gather(&self, among: Among, mine: *const u8, all: *mut u8, bytes: usize, timeout: Duration) -> Result<()> {
         let n = mpi_count("MPI_Allgather", bytes)?;
         let _armed = Watchdog::arm(self.rank, timeout, "all_gather between nodes");
-        // SAFETY: `mine` holds `bytes` bytes and `all` one block of them per column member;
+        // SAFETY: `mine` holds `bytes` bytes and `all` one block of them per member of `among`;
         // every member makes the same call.
         unsafe {
             check(
                 "MPI_Allgather",
-                ffi::MPI_Allgather(mine.cast(), n, ffi::RSMPI_UINT8_T, all.cast(), n, ffi::RSMPI_UINT8_T, self.column),
+                ffi::MPI_Allgather(
+                    mine.cast(),
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    all.cast(),
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    self.comm(among),
+                ),
             )
         }
     }
