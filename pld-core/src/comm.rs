@@ -50,6 +50,11 @@ pub(crate) struct CommParts<'a> {
     pub(crate) heap: &'a SymmetricHeap,
     /// Whether every rank is reached through the transport, its own too.
     pub(crate) transport_only: bool,
+    /// By world rank: its node. A communicator with members on several nodes reaches every
+    /// member through the transport, its own rank too: a signal cell that peers of other nodes
+    /// update with the transport's atomics (MPI_Accumulate) must not also take the CPU's, which
+    /// MPI does not order against its own (a lost credit, or a cell left set).
+    pub(crate) node_of: &'a [usize],
     /// The fabric's sleeper cells, by world rank.
     pub(crate) sleepers: *mut i32,
     pub(crate) ops: *const Ops,
@@ -80,10 +85,12 @@ impl Comm {
             }
             None => parts.ops,
         };
+        let first_node = members.first().map(|&r| parts.node_of[r]);
+        let through_transport = parts.transport_only || members.iter().any(|&r| Some(parts.node_of[r]) != first_node);
         Comm {
             peer_bases: members
                 .iter()
-                .map(|&r| if parts.transport_only { std::ptr::null_mut() } else { parts.heap.base(r) })
+                .map(|&r| if through_transport { std::ptr::null_mut() } else { parts.heap.base(r) })
                 .collect(),
             // SAFETY: the fabric's control block holds one sleeper cell per world rank.
             sleepers: members.iter().map(|&r| unsafe { parts.sleepers.add(r) }).collect(),

@@ -99,14 +99,17 @@ impl Host<'_> {
         Ok(())
     }
 
-    /// The node groups' options for a step of a call: its signal (or the shared one), no
-    /// declared rank count (the node's is not the world's).
-    fn node_step<'a>(across: &'a AcrossNodes, common: &Common<'a>) -> Common<'a> {
-        Common {
-            nranks: None,
-            signal: Some(common.signal.unwrap_or_else(|| across.signal())),
-            groups: Some(across.nodes.group_list()),
-        }
+    /// The node groups' options for a step of a call: their own signal (a caller's signal is
+    /// indexed by world rank in the world's calls and by node rank here: the two would share
+    /// cells), no declared rank count (the node's is not the world's).
+    fn node_step(across: &AcrossNodes) -> Common<'_> {
+        Common { nranks: None, signal: Some(across.signal()), groups: Some(across.nodes.group_list()) }
+    }
+
+    /// Whether `bytes` in one MPI call fits MPI's counts (C ints): checked before any step, so
+    /// every rank takes the same path.
+    fn fits_mpi(bytes: usize) -> bool {
+        bytes <= i32::MAX as usize
     }
 
     /// This rank's copy of `window` in its own window (a plain pointer: the host drives its one
@@ -125,14 +128,18 @@ impl Host<'_> {
         opts: &AllReduce<'_>,
     ) -> Result<bool> {
         let Some((network, rank)) = self.network_for(&opts.common) else { return Ok(false) };
-        if !network.reduces(T::DTYPE, opts.op) || target.is_empty() || opts.scale.is_some() {
+        if !network.reduces(T::DTYPE, opts.op)
+            || target.is_empty()
+            || opts.scale.is_some()
+            || !Self::fits_mpi(target.bytes())
+        {
             return Ok(false);
         }
         self.check_world(target)?;
         self.checked_signal("all_reduce", &opts.common)?;
         let timeout = self.world().shared().settings.timeout;
         let across = self.across_nodes()?;
-        let common = Self::node_step(across, &opts.common);
+        let common = Self::node_step(across);
         let per_node = across.nodes.group_of(rank).map_or(1, |g| g.size());
         if per_node == 1 || target.bytes() < SLICED_BYTES || !target.len().is_multiple_of(per_node) {
             self.all_reduce(target, AllReduce { mode: opts.mode, op: opts.op, scale: None, common })?;
@@ -200,7 +207,7 @@ impl Host<'_> {
     ) -> Result<bool> {
         let Some((network, rank)) = self.network_for(&opts.common) else { return Ok(false) };
         let Some(root) = usize::try_from(opts.root).ok().filter(|&r| r < self.nranks()) else { return Ok(false) };
-        if target.is_empty() {
+        if target.is_empty() || !Self::fits_mpi(target.bytes()) {
             return Ok(false);
         }
         self.check_world(target)?;
@@ -215,7 +222,7 @@ impl Host<'_> {
             let root_node = self.world().shared().fabric.node_of[root];
             network.broadcast(Among::Column, self.own_bytes(rank, target), target.bytes(), root_node, timeout)?;
         }
-        let node = Broadcast { root: column as i64, common: Self::node_step(across, &opts.common) };
+        let node = Broadcast { root: column as i64, common: Self::node_step(across) };
         self.broadcast(target, node)?;
         Ok(true)
     }
@@ -231,7 +238,7 @@ impl Host<'_> {
         let Some((network, rank)) = self.network_for(&opts.common) else { return Ok(false) };
         let n = self.nranks();
         let same = std::sync::Arc::ptr_eq(local.operand().alloc, target.operand().alloc);
-        if local.is_empty() || target.len() != n * local.len() || same {
+        if local.is_empty() || target.len() != n * local.len() || same || !Self::fits_mpi(local.bytes()) {
             return Ok(false);
         }
         self.check_world(local)?;

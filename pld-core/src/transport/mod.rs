@@ -70,6 +70,7 @@ impl Fabric {
         CommParts {
             heap: &self.heap,
             transport_only: self.transport_only,
+            node_of: &self.node_of,
             // SAFETY: `control` holds the abort flag and then one sleeper cell per rank.
             sleepers: unsafe { self.control.add(1) },
             ops: self.ops,
