@@ -187,7 +187,7 @@ impl<'w> Host<'w> {
     }
 
     /// Staging and kernels may only touch windows of this scope's world.
-    pub(crate) fn check_world<T: Element>(&self, window: &Window<'_, T>) -> Result<()> {
+    fn check_world<T: Element>(&self, window: &Window<'_, T>) -> Result<()> {
         self.check_healthy()?;
         if !window.belongs_to(self.world.shared().heap()) {
             return Err(foreign_window(format!("staging `{}`", window.name()), "window", window.name()));

@@ -21,12 +21,15 @@
 //! The order of a float reduction is the node's (rank order within it), then MPI's between the
 //! nodes' results: the same bits on every rank, though not the flat rank order.
 
+use std::panic::Location;
+
 use pld_model::{Collective, DType, Element};
 
 use super::{AllReduce, Broadcast, Common, Opts, ReduceScatter};
-use crate::error::{Error, Result};
+use crate::call::CallWhat;
+use crate::error::Result;
 use crate::group::{GroupSet, Groups};
-use crate::host::{Host, foreign_window};
+use crate::host::Host;
 use crate::memory::{Allocation, Operand, Shape, Window};
 use crate::transport::{Among, Network};
 
@@ -61,8 +64,20 @@ impl Host<'_> {
     /// call (no group) on a fabric with a network, one rank per host (MPI's processes).
     fn network_for(&self, common: &Common<'_>) -> Option<(&dyn Network, usize)> {
         let network = self.world().shared().fabric.network.as_deref()?;
-        let declared_ok = common.nranks.is_none_or(|n| n == self.nranks());
-        (common.groups.is_none() && self.ranks().len() == 1 && declared_ok).then_some((network, self.ranks().start))
+        (common.groups.is_none() && self.ranks().len() == 1).then_some((network, self.ranks().start))
+    }
+
+    /// The checks the world's call makes (`Host::check_call`: its options, its windows and
+    /// signal), and the deadline of the network's steps.
+    #[track_caller]
+    fn checked(
+        &self,
+        call: CallWhat,
+        common: &Common<'_>,
+        operands: &[(&'static str, Operand<'_>)],
+    ) -> Result<std::time::Duration> {
+        self.check_call(call, Location::caller(), common, operands)?;
+        Ok(self.world().shared().settings.timeout)
     }
 
     /// The world's nodes as groups and their signal: made once, by the first call that needs
@@ -78,25 +93,6 @@ impl Host<'_> {
         let signal = self.allocate("__pld_across_nodes_signal", 4 * cells)?;
         let made = AcrossNodes { nodes, signal, signal_shape: Shape::from([cells]), gathered: Default::default() };
         Ok(shared.across_nodes.get_or_init(|| made))
-    }
-
-    /// The call's signal checked as the world's call would check it (one i32 cell per rank).
-    fn checked_signal(&self, call: &str, common: &Common<'_>) -> Result<()> {
-        let Some(signal) = common.signal else { return Ok(()) };
-        let cells = Collective::signal_cells(self.nranks());
-        if !signal.alloc.is_in(self.world().shared().heap()) {
-            return Err(foreign_window(call.to_owned(), "signal", signal.name()));
-        }
-        if signal.dtype != Collective::SIGNAL_DTYPE || signal.len() != cells {
-            return Err(Error::BadOperand {
-                call: call.to_owned(),
-                role: "signal",
-                buffer: signal.name().to_owned(),
-                expected: format!("{} [{cells}] (one cell per rank)", DType::I32),
-                found: signal.describe(),
-            });
-        }
-        Ok(())
     }
 
     /// The node groups' options for a step of a call: their own signal (a caller's signal is
@@ -124,6 +120,8 @@ impl Host<'_> {
     #[track_caller]
     pub(super) fn all_reduce_across_nodes<T: Element>(
         &self,
+        call: CallWhat,
+        operands: &[(&'static str, Operand<'_>)],
         target: &Window<'_, T>,
         opts: &AllReduce<'_>,
     ) -> Result<bool> {
@@ -135,9 +133,7 @@ impl Host<'_> {
         {
             return Ok(false);
         }
-        self.check_world(target)?;
-        self.checked_signal("all_reduce", &opts.common)?;
-        let timeout = self.world().shared().settings.timeout;
+        let timeout = self.checked(call, &opts.common, operands)?;
         let across = self.across_nodes()?;
         let common = Self::node_step(across);
         let per_node = across.nodes.group_of(rank).map_or(1, |g| g.size());
@@ -162,7 +158,7 @@ impl Host<'_> {
         // SAFETY: slice `local_index` of `target` lies inside it (`per_node` slices).
         let mine = unsafe { own.add(network.local_index(rank) * slice) };
         network.all_reduce(Among::Column, mine, row, T::DTYPE, opts.op, timeout)?;
-        self.copy_from_node_peers(rank, target, slice, |index| index..index + 1)?;
+        self.copy_from_node_peers(network, rank, target, slice, |index| index..index + 1)?;
         Ok(true)
     }
 
@@ -172,17 +168,14 @@ impl Host<'_> {
     /// rank's (shared memory).
     fn copy_from_node_peers<T: Element, B: Iterator<Item = usize>>(
         &self,
+        network: &dyn Network,
         rank: usize,
         target: &Window<'_, T>,
         bytes: usize,
         blocks: impl Fn(usize) -> B,
     ) -> Result<()> {
         let shared = self.world().shared();
-        let (Some(network), node_of, timeout) =
-            (shared.fabric.network.as_deref(), &shared.fabric.node_of, shared.settings.timeout)
-        else {
-            return Ok(());
-        };
+        let (node_of, timeout) = (&shared.fabric.node_of, shared.settings.timeout);
         network.node_barrier(timeout)?;
         let own = self.own_bytes(rank, target);
         for peer in (0..self.nranks()).filter(|&p| p != rank && node_of[p] == node_of[rank]) {
@@ -202,6 +195,8 @@ impl Host<'_> {
     #[track_caller]
     pub(super) fn broadcast_across_nodes<T: Element>(
         &self,
+        call: CallWhat,
+        operands: &[(&'static str, Operand<'_>)],
         target: &Window<'_, T>,
         opts: &Broadcast<'_>,
     ) -> Result<bool> {
@@ -210,9 +205,7 @@ impl Host<'_> {
         if target.is_empty() || !Self::fits_mpi(target.bytes()) {
             return Ok(false);
         }
-        self.check_world(target)?;
-        self.checked_signal("broadcast", &opts.common)?;
-        let timeout = self.world().shared().settings.timeout;
+        let timeout = self.checked(call, &opts.common, operands)?;
         let across = self.across_nodes()?;
         let column = network.local_index(root);
         // Only the root's column touches the window from here (the others queue the node's
@@ -231,21 +224,20 @@ impl Host<'_> {
     #[track_caller]
     pub(super) fn all_gather_across_nodes<T: Element>(
         &self,
+        call: CallWhat,
+        operands: &[(&'static str, Operand<'_>)],
         local: &Window<'_, T>,
         target: &Window<'_, T>,
         opts: &Opts<'_>,
     ) -> Result<bool> {
         let Some((network, rank)) = self.network_for(&opts.common) else { return Ok(false) };
         let n = self.nranks();
-        let same = std::sync::Arc::ptr_eq(local.operand().alloc, target.operand().alloc);
-        if local.is_empty() || target.len() != n * local.len() || same || !Self::fits_mpi(local.bytes()) {
+        if local.is_empty() || target.len() != n * local.len() || !Self::fits_mpi(local.bytes()) {
             return Ok(false);
         }
-        self.check_world(local)?;
-        self.check_world(target)?;
-        self.checked_signal("all_gather", &opts.common)?;
+        let timeout = self.checked(call, &opts.common, operands)?;
         let shared = self.world().shared();
-        let (row, timeout, node_of) = (local.bytes(), shared.settings.timeout, &shared.fabric.node_of);
+        let (row, node_of) = (local.bytes(), &shared.fabric.node_of);
         self.sync()?;
         let (mine, rows) = (self.own_bytes(rank, local), self.own_bytes(rank, target));
         if target.bytes() < FLAT_BELOW {
@@ -269,7 +261,9 @@ impl Host<'_> {
             unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), rows.add(peer * row), row) };
         }
         // The other columns' rows from the node's peers that gathered them.
-        self.copy_from_node_peers(rank, target, row, |index| (0..n).filter(move |&q| network.local_index(q) == index))?;
+        self.copy_from_node_peers(network, rank, target, row, |index| {
+            (0..n).filter(move |&q| network.local_index(q) == index)
+        })?;
         Ok(true)
     }
 }

@@ -84,6 +84,24 @@ impl Host<'_> {
         common: Common<'a>,
         operands: &'p [(&'static str, Operand<'a>)],
     ) -> Result<Plan<'p, 'a>> {
+        let (label, size) = self.check_call(what, location, &common, operands)?;
+        let signal = match common.signal {
+            Some(signal) => PlanSignal::Given(signal.alloc),
+            None => PlanSignal::Own(self.call_signal(collective)?),
+        };
+        Ok(Plan { call: label, operands, signal, groups: common.groups, size, op: None, own_window: None })
+    }
+
+    /// Checks a call's shared options (groups of one size, the declared rank count, the
+    /// signal's shape) and its windows (this world's, no two the same); gives its label and rank
+    /// count.
+    fn check_call(
+        &self,
+        what: CallWhat,
+        location: &'static Location<'static>,
+        common: &Common<'_>,
+        operands: &[(&'static str, Operand<'_>)],
+    ) -> Result<(Label, usize)> {
         // Described lazily: formatting a label per call would cost more than a small collective.
         self.check_healthy()?;
         let label = Label::Call(what, location);
@@ -127,23 +145,19 @@ impl Host<'_> {
                 }
             }
         }
-        let signal = match common.signal {
-            Some(signal) => {
-                let cells = Collective::signal_cells(nranks);
-                if signal.dtype != Collective::SIGNAL_DTYPE || signal.len() != cells {
-                    return Err(Error::BadOperand {
-                        call: call(),
-                        role: "signal",
-                        buffer: signal.name().to_owned(),
-                        expected: format!("{} [{cells}] (one cell per rank)", DType::I32),
-                        found: signal.describe(),
-                    });
-                }
-                PlanSignal::Given(signal.alloc)
+        if let Some(signal) = common.signal {
+            let cells = Collective::signal_cells(nranks);
+            if signal.dtype != Collective::SIGNAL_DTYPE || signal.len() != cells {
+                return Err(Error::BadOperand {
+                    call: call(),
+                    role: "signal",
+                    buffer: signal.name().to_owned(),
+                    expected: format!("{} [{cells}] (one cell per rank)", DType::I32),
+                    found: signal.describe(),
+                });
             }
-            None => PlanSignal::Own(self.call_signal(collective)?),
-        };
-        Ok(Plan { call: label, operands, signal, groups: common.groups, size, op: None, own_window: None })
+        }
+        Ok((label, size))
     }
 
     /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
@@ -286,11 +300,11 @@ impl Host<'_> {
     /// any element count, including fewer elements than ranks.
     #[track_caller]
     pub fn all_reduce<T: Element>(&self, target: &Window<'_, T>, opts: AllReduce<'_>) -> Result<()> {
-        if self.all_reduce_across_nodes(target, &opts)? {
-            return Ok(());
-        }
         let call = CallWhat::AllReduce { mode: opts.mode, op: opts.op, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
+        if self.all_reduce_across_nodes(call, &operands, target, &opts)? {
+            return Ok(());
+        }
         let mut plan = self.plan(Collective::AllReduce, call, Location::caller(), opts.common, &operands)?;
         plan.op = Some(opts.op);
         let (groups, size) = (plan.groups, plan.size);
@@ -379,12 +393,12 @@ impl Host<'_> {
     /// Every rank's `target` becomes the root's.
     #[track_caller]
     pub fn broadcast<T: Element>(&self, target: &Window<'_, T>, opts: Broadcast<'_>) -> Result<()> {
-        if self.broadcast_across_nodes(target, &opts)? {
-            return Ok(());
-        }
         let call = CallWhat::Broadcast { root: opts.root, dtype: T::DTYPE };
         let root = opts.root;
         let operands = [("target", target.operand())];
+        if self.broadcast_across_nodes(call, &operands, target, &opts)? {
+            return Ok(());
+        }
         let plan = self.plan(Collective::Broadcast, call, Location::caller(), opts.common, &operands)?;
         let root = Self::checked_root(&plan, root)?;
         let args =
@@ -401,11 +415,11 @@ impl Host<'_> {
     /// Row `p` of every rank's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`).
     #[track_caller]
     pub fn all_gather<T: Element>(&self, local: &Window<'_, T>, target: &Window<'_, T>, opts: Opts<'_>) -> Result<()> {
-        if self.all_gather_across_nodes(local, target, &opts)? {
-            return Ok(());
-        }
         let call = CallWhat::AllGather { dtype: T::DTYPE };
         let operands = [("local", local.operand()), ("target", target.operand())];
+        if self.all_gather_across_nodes(call, &operands, local, target, &opts)? {
+            return Ok(());
+        }
         let plan = self.plan(Collective::AllGather, call, Location::caller(), opts.common, &operands)?;
         let n = plan.size;
         if target.len() != n * local.len() {

@@ -27,33 +27,10 @@ impl RankState {
         comm: &Comm,
         source: Option<KernelSource>,
     ) -> Error {
-        match self.failure_of(status, diag, call, own_call, comm, source) {
-            // Across hosts a peer that never arrived may be gone with its host: the transport
-            // probes the peers the wait was for.
-            Error::Timeout { rank, call, missing, timeout_ms, .. }
-                if let Some(lost) = self.shared.fabric.lost_peer.and_then(|f| f(&missing))
-                    && missing.contains(&lost.peer) =>
-            {
-                let cause = format!("{}, after waiting {timeout_ms} ms for it", lost.cause);
-                Error::PeerLost { rank, call, peer: lost.peer, node: lost.node, lost: lost.ranks, cause }
-            }
-            error => error,
-        }
-    }
-
-    fn failure_of(
-        &self,
-        status: i32,
-        diag: &Diag,
-        call: &Label,
-        own_call: FingerprintWords,
-        comm: &Comm,
-        source: Option<KernelSource>,
-    ) -> Error {
         let rank = self.rank;
         let call = call.describe();
         let owner = |off: u64| self.shared.heap().owner_of(off as usize);
-        match DeviceStatus::from_code(status) {
+        let error = match DeviceStatus::from_code(status) {
             Some(DeviceStatus::Aborted) => Error::Aborted { rank, call },
             Some(DeviceStatus::Timeout) if comm.ll.contains(diag.cell_off) => {
                 // An LL wait: for a peer's message of this call (the inbox) or for a peer to be
@@ -151,10 +128,21 @@ impl RankState {
             }
             // The transport knows which peer it could not reach, and that peer's node.
             Some(DeviceStatus::Transport) if let Some(lost) = self.shared.fabric.lost_peer.and_then(|f| f(&[])) => {
-                Error::PeerLost { rank, call, peer: lost.peer, node: lost.node, lost: lost.ranks, cause: lost.cause }
+                lost.into_error(rank, call, None)
             }
             Some(other) => Error::KernelFailed { rank, call, reason: describe(other) },
             None => Error::KernelFailed { rank, call, reason: format!("unknown status {status}") },
+        };
+        match error {
+            // Across hosts a peer that never arrived may be gone with its host: the transport
+            // probes the peers the wait was for.
+            Error::Timeout { rank, call, missing, timeout_ms, .. }
+                if let Some(lost) = self.shared.fabric.lost_peer.and_then(|f| f(&missing))
+                    && missing.contains(&lost.peer) =>
+            {
+                lost.into_error(rank, call, Some(timeout_ms))
+            }
+            error => error,
         }
     }
 }

@@ -137,6 +137,19 @@ pub(crate) struct LostPeer {
 /// Finds the peer a remote transfer could not reach (see [`Fabric::lost_peer`]).
 pub(crate) type FindLostPeer = fn(&[usize]) -> Option<LostPeer>;
 
+impl LostPeer {
+    /// The error of `rank`'s `call` that found the peer lost (after waiting `waited_ms` for it,
+    /// where a wait timed out first).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn into_error(self, rank: usize, call: String, waited_ms: Option<u64>) -> crate::error::Error {
+        let cause = match waited_ms {
+            Some(ms) => format!("{}, after waiting {ms} ms for it", self.cause),
+            None => self.cause,
+        };
+        crate::error::Error::PeerLost { rank, call, peer: self.peer, node: self.node, lost: self.ranks, cause }
+    }
+}
+
 /// One rank's side of an allocation, checked against every rank's.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) struct AllocationClaim<'a> {

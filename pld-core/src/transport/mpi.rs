@@ -634,14 +634,7 @@ impl Watchdog {
                 let peers: Vec<usize> =
                     (0..NODES.get().map_or(0, |n| n.node_of.len())).filter(|&p| p != rank).collect();
                 let error = match lost_peer(&peers) {
-                    Some(lost) => Error::PeerLost {
-                        rank,
-                        call: what,
-                        peer: lost.peer,
-                        node: lost.node,
-                        lost: lost.ranks,
-                        cause: lost.cause,
-                    },
+                    Some(lost) => lost.into_error(rank, what, None),
                     None => Error::AgreementTimeout { rank, what, timeout_ms },
                 };
                 abort_job(rank, &error);
@@ -822,6 +815,11 @@ static NODES: std::sync::OnceLock<Nodes> = std::sync::OnceLock::new();
 /// The first remote transfer that failed: the peer and MPI's words for it.
 static FAILED_TRANSFER: Mutex<Option<(usize, String)>> = Mutex::new(None);
 
+/// Notes `peer` as unreachable, and why (the first note is kept: the root cause).
+fn note_lost(peer: usize, cause: String) {
+    FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert((peer, cause));
+}
+
 /// Notes a failed one-sided call to `peer` (the first one is kept) and gives the kernel's status.
 fn transfer_failed(peer: i32, what: &str, code: c_int) -> i32 {
     let mut text = vec![0 as std::ffi::c_char; ffi::MPI_MAX_ERROR_STRING as usize + 1];
@@ -833,8 +831,7 @@ fn transfer_failed(peer: i32, what: &str, code: c_int) -> i32 {
     } else {
         format!("MPI error code {code}")
     };
-    let mut failed = FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner());
-    failed.get_or_insert((peer as usize, format!("{what} to rank {peer} failed: {words}")));
+    note_lost(peer as usize, format!("{what} to rank {peer} failed: {words}"));
     DeviceStatus::Transport as i32
 }
 
@@ -896,9 +893,7 @@ fn probe(peer: usize) -> bool {
     match code {
         0 => false,
         -1 => {
-            let mut failed = FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner());
-            failed
-                .get_or_insert((peer, format!("rank {peer} did not answer within {} ms", PROBE_PATIENCE.as_millis())));
+            note_lost(peer, format!("rank {peer} did not answer within {} ms", PROBE_PATIENCE.as_millis()));
             true
         }
         code => {
@@ -1025,16 +1020,21 @@ unsafe extern "C" fn rma_accumulate(data: *mut c_void, peer: i32, cell_off: u64,
 /// progress (a target may have to serve peers' one-sided calls), then yield the core briefly.
 unsafe extern "C" fn rma_sleep(data: *mut c_void, cell: *const i32, observed: i32, timeout_ns: u64) {
     // SAFETY: `data` is our state.
-    let state = unsafe { state(data) };
+    progress(unsafe { state(data) });
+    // SAFETY: `cell` is a live aligned cell of the own window, accessed atomically.
+    if unsafe { (*cell.cast::<AtomicI32>()).load(Ordering::Acquire) } == observed {
+        std::thread::sleep(std::time::Duration::from_nanos(timeout_ns.min(50_000)));
+    }
+}
+
+/// Makes remote updates of the own window visible and lets MPI progress (a target may have to
+/// serve peers' one-sided calls, which land only while it does).
+fn progress(state: &MpiState) {
     let mut flag = 0;
     // SAFETY: plain MPI calls on live handles; the status is ignored.
     unsafe {
         ffi::MPI_Win_sync(state.win);
         ffi::MPI_Iprobe(ffi::RSMPI_ANY_SOURCE, ffi::RSMPI_ANY_TAG, world(), &mut flag, ffi::RSMPI_STATUS_IGNORE);
-    }
-    // SAFETY: `cell` is a live aligned cell of the own window, accessed atomically.
-    if unsafe { (*cell.cast::<AtomicI32>()).load(Ordering::Acquire) } == observed {
-        std::thread::sleep(std::time::Duration::from_nanos(timeout_ns.min(50_000)));
     }
 }
 
@@ -1042,13 +1042,7 @@ unsafe extern "C" fn rma_sleep(data: *mut c_void, cell: *const i32, observed: i3
 /// that a peer of the node ends at once, bounded for the ones from other nodes.
 unsafe extern "C" fn hybrid_sleep(data: *mut c_void, cell: *const i32, observed: i32, timeout_ns: u64) {
     // SAFETY: `data` is our state.
-    let state = unsafe { state(data) };
-    let mut flag = 0;
-    // SAFETY: plain MPI calls on live handles; the status is ignored.
-    unsafe {
-        ffi::MPI_Win_sync(state.win);
-        ffi::MPI_Iprobe(ffi::RSMPI_ANY_SOURCE, ffi::RSMPI_ANY_TAG, world(), &mut flag, ffi::RSMPI_STATUS_IGNORE);
-    }
+    progress(unsafe { state(data) });
     // SAFETY: forwarded: a live aligned cell of the own window, shared with the node's peers.
     unsafe { futex_sleep(data, cell, observed, timeout_ns.min(50_000)) };
 }
