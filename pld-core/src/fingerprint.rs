@@ -27,8 +27,13 @@ pub(crate) struct Fingerprint {
     pub row_len: u64,
 }
 
-fn index_of<T: PartialEq>(all: &[T], x: &T) -> u64 {
-    all.iter().position(|y| y == x).map_or(0, |i| i as u64 + 1)
+/// A fieldless enum's code in the words: its place in its `ALL` list plus one (0: none). The
+/// lists are in declaration order (tested), so the place is the discriminant: a cast, not the
+/// search through the list that it was (which the optimiser happened to fold).
+macro_rules! code {
+    ($x:expr) => {
+        $x as u64 + 1
+    };
 }
 
 fn from_index<T: Copy>(all: &[T], i: u64) -> Option<Option<T>> {
@@ -41,9 +46,9 @@ fn from_index<T: Copy>(all: &[T], i: u64) -> Option<Option<T>> {
 impl Fingerprint {
     /// The words the device publishes and compares.
     pub fn words(&self) -> FingerprintWords {
-        let kind = index_of(&KernelKind::ALL, &self.kind);
-        let op = self.op.map_or(0, |op| index_of(&ReduceOp::ALL, &op));
-        let dtype = self.dtype.map_or(0, |d| index_of(&DType::ALL, &d));
+        let kind = code!(self.kind);
+        let op = self.op.map_or(0, |op| code!(op));
+        let dtype = self.dtype.map_or(0, |d| code!(d));
         let row = (self.row_len ^ self.row_len >> 32) & 0xffff_ffff;
         FingerprintWords {
             seq: self.seq,
@@ -116,6 +121,14 @@ pub(crate) fn describe_words(words: FingerprintWords) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lists_are_in_declaration_order() {
+        // `code!` relies on it: a list reordered would change no code, and decode would misread.
+        assert!(KernelKind::ALL.iter().enumerate().all(|(i, &k)| k as usize == i));
+        assert!(ReduceOp::ALL.iter().enumerate().all(|(i, &o)| o as usize == i));
+        assert!(DType::ALL.iter().enumerate().all(|(i, &d)| d as usize == i));
+    }
 
     #[test]
     fn every_fingerprint_round_trips_through_its_words() {

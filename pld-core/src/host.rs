@@ -17,7 +17,7 @@ use crate::comm::Comm;
 use crate::device::Kernel;
 use crate::error::{Error, Result};
 use crate::memory::{Allocation, Buffer, Shape, Window};
-use crate::rank::{Job, KernelCall, KernelOf, RankState, Task};
+use crate::rank::{Job, KernelOf, KernelRef, RankState, Task};
 use crate::section::Section;
 use crate::transport::AllocationClaim;
 use crate::world::World;
@@ -411,7 +411,7 @@ impl<'w> Host<'w> {
             return false;
         }
         let job = match what {
-            Submission::Kernel(kernel) => Job::Kernel(*kernel),
+            Submission::Kernel(kernel) => Job::Kernel(kernel.to_owned()),
             Submission::Work(work) => Job::Work(work),
         };
         self.world.enqueue(rank, Task { call: call.clone(), seq, signal, job });
@@ -524,7 +524,7 @@ impl Drop for Host<'_> {
 /// What a host submits to a rank: a builtin collective's kernel (borrowed, copied only into a
 /// queued task) or any other work.
 pub(crate) enum Submission<'a> {
-    Kernel(&'a KernelCall),
+    Kernel(KernelRef<'a>),
     Work(crate::rank::Work),
 }
 

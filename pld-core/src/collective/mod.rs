@@ -18,7 +18,7 @@ use crate::fingerprint::Fingerprint;
 use crate::group::Group;
 use crate::host::{Host, Submission, foreign_window};
 use crate::memory::{Allocation, Operand, Window};
-use crate::rank::{CommCall, KernelCall};
+use crate::rank::{CommCall, KernelRef};
 
 mod across_nodes;
 mod options;
@@ -76,6 +76,7 @@ impl PlanSignal<'_> {
 
 impl Host<'_> {
     /// Checks the shared options and the operands, resolving the signal.
+    #[inline(always)]
     fn plan<'p, 'a>(
         &self,
         collective: Collective,
@@ -84,28 +85,30 @@ impl Host<'_> {
         common: Common<'a>,
         operands: &'p [(&'static str, Operand<'a>)],
     ) -> Result<Plan<'p, 'a>> {
-        let (label, size) = self.check_call(what, location, &common, operands)?;
+        let size = self.check_call(what, location, &common, operands)?;
         let signal = match common.signal {
             Some(signal) => PlanSignal::Given(signal.alloc),
             None => PlanSignal::Own(self.call_signal(collective)?),
         };
-        Ok(Plan { call: label, operands, signal, groups: common.groups, size, op: None, own_window: None })
+        // The label is made here, in its place: returned from the check, its tag bytes were read
+        // back as whole words before their stores had landed (a stall of a tenth of a barrier).
+        let call = Label::Call(what, location);
+        Ok(Plan { call, operands, signal, groups: common.groups, size, op: None, own_window: None })
     }
 
     /// Checks a call's shared options (groups of one size, the declared rank count, the
-    /// signal's shape) and its windows (this world's, no two the same); gives its label and rank
-    /// count.
+    /// signal's shape) and its windows (this world's, no two the same); gives its rank count.
+    #[inline(always)]
     fn check_call(
         &self,
         what: CallWhat,
         location: &'static Location<'static>,
         common: &Common<'_>,
         operands: &[(&'static str, Operand<'_>)],
-    ) -> Result<(Label, usize)> {
+    ) -> Result<usize> {
         // Described lazily: formatting a label per call would cost more than a small collective.
         self.check_healthy()?;
-        let label = Label::Call(what, location);
-        let call = || label.describe();
+        let call = || Label::Call(what, location).describe();
         let nranks = self.nranks();
         let size = match common.groups {
             None => nranks,
@@ -157,7 +160,7 @@ impl Host<'_> {
                 });
             }
         }
-        Ok((label, size))
+        Ok(size)
     }
 
     /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
@@ -203,8 +206,6 @@ impl Host<'_> {
         // queueing and running the call touch no shared reference count.
         let signal = SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() };
         let (mut last_seq, mut queued) = (0, false);
-        let placeholder = CommCall { comm: Arc::as_ptr(&shared.world), member: 0, seq: 0 };
-        let mut job = KernelCall { kernel, args, scratch_bytes, comm: placeholder };
         for rank in self.ranks() {
             let found = match comms {
                 [] => Some((&shared.world, rank)),
@@ -222,8 +223,8 @@ impl Host<'_> {
             let numbered = &comm.issued[member].0;
             fingerprint.seq = numbered.load(Ordering::Relaxed) + 1;
             numbered.store(fingerprint.seq, Ordering::Relaxed);
-            job.args.call = fingerprint.words();
-            job.comm = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
+            args.call = fingerprint.words();
+            let call_in = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
             let grouped = if comms.is_empty() { None } else { Some(plan.call.in_group(&comm.members)) };
             let label = grouped.as_ref().unwrap_or(&plan.call);
             // A trace shows each call's operands, size and algorithm: the label for that is
@@ -234,7 +235,7 @@ impl Host<'_> {
                 std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].2)
             });
             let call = traced.as_deref().unwrap_or(label);
-            queued |= self.submit(rank, call, seq, Some(signal), Submission::Kernel(&job));
+            queued |= self.submit(rank, call, seq, Some(signal), Submission::Kernel(KernelRef { kernel, args: &args, scratch_bytes, comm: call_in }));
         }
         // Across processes every host must free windows at the same point of its program, or
         // the next allocation lands at different offsets in different processes (a process

@@ -342,10 +342,12 @@ fn run_batch(state: &mut RankState, kernel: crate::device::abi::KernelFn, mut op
         ops: words.as_mut_ptr(),
     };
     let world = Arc::clone(&shared.world);
-    let (status, _) = state.invoke(kernel, (&raw const args).cast(), 0, &world);
+    let status = state.invoke(kernel, (&raw const args).cast(), 0, &world);
     if status == pld_model::DeviceStatus::Ok as i32 {
         return Ok(());
     }
+    // The batch's failure is told by its operations' states; the diagnosis is left zero.
+    let _ = state.take_diag();
     for (pending, out) in ops.iter_mut().zip(&words) {
         pending.op.state = out.state;
         pending.op.peer_what = out.peer_what;

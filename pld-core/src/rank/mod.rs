@@ -24,7 +24,7 @@ mod task;
 mod worker;
 
 pub(crate) use diagnosis::short_cells;
-pub(crate) use task::{CommCall, Job, KernelCall, Task, Work};
+pub(crate) use task::{CommCall, Job, KernelCall, KernelRef, Task, Work};
 
 /// What a kernel run is: a collective in its communicator, or a user kernel (in the world),
 /// with its source file and parameter names when it has them.
@@ -45,6 +45,9 @@ pub(crate) struct RankState {
     /// index of each label it met in its rank's table.
     events: EventLog,
     label_ids: LabelIds,
+    /// What a failed kernel wrote of its failure: zero between calls (read and reset only
+    /// after a failure, so a call that succeeds neither clears nor copies it).
+    diag: Diag,
 }
 
 impl Drop for RankState {
@@ -65,6 +68,7 @@ impl RankState {
             sites: SiteCache::default(),
             events: EventLog::default(),
             label_ids: LabelIds::default(),
+            diag: Diag::default(),
         }
     }
 
@@ -98,14 +102,14 @@ impl RankState {
         call: &Label,
         seq: u64,
         signal: Option<SignalCells>,
-        KernelCall { kernel, args, scratch_bytes, comm }: &KernelCall,
+        KernelRef { kernel, args, scratch_bytes, comm }: KernelRef<'_>,
         shared: &Shared,
     ) {
-        self.run_with(call, seq, signal, Some(*comm), shared, |state| {
+        self.run_with(call, seq, signal, Some(comm), shared, |state| {
             state.run_kernel(
-                *kernel,
+                kernel,
                 std::ptr::from_ref(args).cast(),
-                *scratch_bytes,
+                scratch_bytes,
                 call,
                 args.call,
                 KernelOf::Collective(comm.comm()),
@@ -211,10 +215,11 @@ impl RankState {
                 &*world
             }
         };
-        let (status, diag) = self.invoke(kernel, args, scratch_bytes, comm);
+        let status = self.invoke(kernel, args, scratch_bytes, comm);
         if status == DeviceStatus::Ok as i32 {
             return Ok(());
         }
+        let diag = self.take_diag();
         let source = match of {
             KernelOf::User(source) => source,
             KernelOf::Collective(_) => None,
@@ -222,22 +227,28 @@ impl RankState {
         Err(self.failure(status, &diag, call, own_call, comm, source))
     }
 
+    /// The diagnosis the last failed kernel wrote, leaving it zero for the next call.
+    pub(crate) fn take_diag(&mut self) -> Diag {
+        std::mem::take(&mut self.diag)
+    }
+
     /// Runs a kernel in `comm` on this rank: its context built (the wait from the ranks busy
-    /// now, the pin of a call that has the cores to itself), its status and diagnosis returned.
+    /// now, the pin of a call that has the cores to itself), its status returned (a failure's
+    /// diagnosis is in [`RankState::take_diag`]; not returned by value, since copying it out of
+    /// every call cost a tenth of a small collective's host path).
     pub(crate) fn invoke(
         &mut self,
         kernel: KernelFn,
         args: *const std::ffi::c_void,
         scratch_bytes: usize,
         comm: &Comm,
-    ) -> (i32, Diag) {
+    ) -> i32 {
         let scratch_bytes = scratch_bytes.max(TILE_BYTES);
         let words = scratch_bytes.div_ceil(8);
         if self.scratch.len() < words {
             self.scratch.resize(words, 0);
         }
         let shared = &*self.shared;
-        let mut diag = Diag::default();
         let watch = &shared.ranks[self.rank].watch.0;
         let member = comm.member(self.rank).expect("a rank runs only its communicators' calls");
         // The wait of every call follows the ranks busy now.
@@ -263,13 +274,12 @@ impl RankState {
             scratch: self.scratch.as_mut_ptr().cast(),
             scratch_bytes: (self.scratch.len() * 8) as u64,
             ops: comm.ops(),
-            diag: &mut diag,
+            diag: &mut self.diag,
             watch,
         };
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
         // argument struct the kernel expects (built by the caller from the same contract).
-        let status = unsafe { kernel(&mut ctx, args) };
-        (status, diag)
+        unsafe { kernel(&mut ctx, args) }
     }
 
     /// The world this rank belongs to.
