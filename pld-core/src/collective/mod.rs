@@ -235,7 +235,13 @@ impl Host<'_> {
                 std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].2)
             });
             let call = traced.as_deref().unwrap_or(label);
-            queued |= self.submit(rank, call, seq, Some(signal), Submission::Kernel(KernelRef { kernel, args: &args, scratch_bytes, comm: call_in }));
+            queued |= self.submit(
+                rank,
+                call,
+                seq,
+                Some(signal),
+                Submission::Kernel(KernelRef { kernel, args: &args, scratch_bytes, comm: call_in }),
+            );
         }
         // Across processes every host must free windows at the same point of its program, or
         // the next allocation lands at different offsets in different processes (a process
