@@ -99,6 +99,12 @@ impl WaitLimits {
 }
 
 impl Tuning {
+    /// The wait of a call not counted among the busy: crowded where the node's ranks outnumber
+    /// its cores.
+    pub(crate) fn fixed_limits(&self) -> WaitLimits {
+        if self.crowded { WaitLimits::CROWDED } else { WaitLimits::ROOMY }
+    }
+
     /// The wait of a call while `busy` ranks of this node have work (the caller included).
     pub(crate) fn limits(&self, busy: i32) -> WaitLimits {
         let crowded = if self.adaptive { usize::try_from(busy).unwrap_or(0) > self.cores } else { self.crowded };
