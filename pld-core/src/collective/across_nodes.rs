@@ -55,7 +55,7 @@ pub(crate) struct AcrossNodes {
 
 impl AcrossNodes {
     fn signal(&self) -> Operand<'_> {
-        Operand { alloc: &self.signal, dtype: DType::I32, shape: &self.signal_shape }
+        Operand { alloc: &self.signal, dtype: DType::I32, shape: &self.signal_shape, len: self.signal_shape.len() }
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
-use crate::call::Label;
+use crate::call::{CallWhat, Label};
 
 /// How an entry's call went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +104,8 @@ impl std::fmt::Debug for Label {
 /// A recording thread's cache of interned sites (its last one first).
 #[derive(Default)]
 pub(crate) struct SiteCache {
+    /// The last world collective's site, apart (the common case, compared without a match).
+    last_call: Option<(&'static std::panic::Location<'static>, CallWhat, u32)>,
     last: Option<(Label, u32)>,
     known: Vec<(Label, u32)>,
 }
@@ -143,6 +145,15 @@ impl Recorder {
     /// The index of `label`'s site, interned on first sight.
     #[inline(always)]
     fn site(&self, label: &Label, cache: &mut SiteCache) -> u32 {
+        // A world collective from the thread's last site: its place and what it is compared
+        // directly (the general comparison of two labels was most of the recorder's cost).
+        if let Label::Call(what, at) = label
+            && let Some((last_at, last_what, id)) = &cache.last_call
+            && std::ptr::eq(*at, *last_at)
+            && what == last_what
+        {
+            return *id;
+        }
         if let Some((last, id)) = &cache.last
             && last.same_site(label)
         {
@@ -181,6 +192,9 @@ impl Recorder {
                 }
             }
         };
+        if let Label::Call(what, at) = label {
+            cache.last_call = Some((at, *what, id));
+        }
         cache.last = Some((label.clone(), id));
         id
     }
