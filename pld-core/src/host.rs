@@ -133,11 +133,19 @@ impl<'w> Host<'w> {
     }
 
     /// The failure this host's work met, if any: once one did, every call returns it.
+    #[inline]
     pub(crate) fn check_healthy(&self) -> Result<()> {
         match &*self.failed.borrow() {
-            Some(error) => Err(error.clone()),
+            Some(error) => Err(Self::failed_again(error)),
             None => Ok(()),
         }
+    }
+
+    /// The error a failed host gives every later call (apart: the healthy path is inline).
+    #[cold]
+    #[inline(never)]
+    fn failed_again(error: &Error) -> Error {
+        error.clone()
     }
 
     /// The world this scope drives.
@@ -428,11 +436,18 @@ impl<'w> Host<'w> {
         self.p2p.borrow_mut().push(pending);
     }
 
-    /// Queues the sends and receives collected so far.
+    /// Queues the sends and receives collected so far (the check inline: every call makes it).
+    #[inline]
     fn flush_p2p(&self) {
-        if self.p2p.borrow().is_empty() {
-            return;
+        if !self.p2p.borrow().is_empty() {
+            self.queue_collected_p2p();
         }
+    }
+
+    /// [`Host::flush_p2p`] with sends or receives collected.
+    #[cold]
+    #[inline(never)]
+    fn queue_collected_p2p(&self) {
         let batch = std::mem::take(&mut *self.p2p.borrow_mut());
         if !batch.is_empty() {
             self.queue_p2p(batch);

@@ -150,9 +150,23 @@ impl Builtins {
 
 static BUILTINS_IMAGE: &[u8] = include_bytes!(env!("PLD_BUILTINS_SO"));
 
-/// The builtin library, loaded once per process.
+/// The builtin library, once loaded.
+static BUILTINS: OnceLock<Result<Builtins>> = OnceLock::new();
+
+/// The builtin library, loaded once per process. Inline, with the load apart: every collective
+/// call asks, and its large result returned through memory from a call was a stall.
+#[inline]
 pub(crate) fn builtins() -> Result<&'static Builtins> {
-    static BUILTINS: OnceLock<Result<Builtins>> = OnceLock::new();
+    match BUILTINS.get() {
+        Some(Ok(builtins)) => Ok(builtins),
+        _ => load_builtins(),
+    }
+}
+
+/// [`builtins`] the first time (or its error again).
+#[cold]
+#[inline(never)]
+fn load_builtins() -> Result<&'static Builtins> {
     BUILTINS
         .get_or_init(|| {
             // SAFETY: the image is the builtin library pld-backend built for this crate.
