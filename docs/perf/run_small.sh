@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Regenerates docs/perf/small: every collective from 8 B to 2 KiB (where a call's fixed cost
+# decides) at 2 and 4 ranks, and all_reduce and broadcast at 8 ranks, against every installed
+# MPI (pld-bench --baseline all), each run gated on an idle machine (bench/baselines/gate.sh;
+# its log is docs/perf/small/gate.log). The full ladder to 64 MiB is docs/perf/run_mpis.sh.
+# Run from the repository root:
+#   bash bench/baselines/install-mpis.sh && bash docs/perf/run_small.sh [REPEAT] [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repeat=${1:-3}
+seconds=${2:-0.15}
+cargo build -q --release -p pld-bench
+bench=target/release/pld-bench
+out=docs/perf/small
+mkdir -p "$out"
+run() { # name, args...
+    local name=$1
+    shift
+    if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
+    local cmd=("$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" --csv "$out/$name.csv")
+    echo "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" > "$out/$name.txt"
+    bash bench/baselines/gate.sh "$out/gate.log" "${cmd[@]}" || true
+    awk '/^### [0-9:]+ pre-busy/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$out/gate.log" >> "$out/$name.txt"
+    cat "$out/$name.txt"
+}
+# MPICH has no mode that yields where ranks outnumber the cores (see run_mpis.sh): left out there.
+mpis_for() { if [ "$1" -gt "$(nproc)" ]; then echo "--mpis openmpi4,openmpi5"; fi; }
+for n in 2 4; do
+    for coll in all_reduce broadcast barrier all_gather reduce_scatter all_to_all all_to_all_v reduce gather scatter all_gather_v sendrecv; do
+        # shellcheck disable=SC2046
+        case $coll in
+            barrier) run "${coll}_n$n" "$coll" -n "$n" $(mpis_for "$n") ;;
+            *) run "${coll}_n$n" "$coll" -b 8 -e 2K -f 4 -n "$n" $(mpis_for "$n") ;;
+        esac
+    done
+done
+for coll in all_reduce broadcast; do
+    # shellcheck disable=SC2046
+    run "${coll}_n8" "$coll" -b 8 -e 8 -n 8 $(mpis_for 8)
+done
