@@ -13,21 +13,12 @@ base=${BASE:-7416b22}
 out=docs/perf/host_path
 mkdir -p "$out"
 cargo build -q --release -p pld-bench
-# The earlier commit's bench, built from its own tree (git archive: nothing outside the repository).
-base_bench=target/base-$base/release/pld-bench
-if [ ! -x "$base_bench" ]; then
-    rm -rf "target/base-$base-src" && mkdir -p "target/base-$base-src"
-    git archive "$base" | tar -x -C "target/base-$base-src"
-    (cd "target/base-$base-src" && CARGO_TARGET_DIR="../base-$base" cargo build -q --release -p pld-bench)
-fi
-: > "$out/costs.txt"
+# shellcheck source=docs/perf/lib.sh
+source docs/perf/lib.sh
+base_bench=$(build_base_bench "$base")
 for n in 1 2 4; do
     for coll in barrier broadcast all_reduce reduce gather scatter; do
-        name="${coll}_n$n"
-        echo "\$ pld-bench $coll -b 8 -e 8 -n $n --baseline bench:$base_bench --repeat $repeat --time $seconds" > "$out/$name.txt"
-        bash bench/baselines/gate.sh "$out/gate.log" target/release/pld-bench "$coll" -b 8 -e 8 -n "$n" \
-            --baseline "bench:$base_bench" --repeat "$repeat" --time "$seconds" --csv "$out/$name.csv" || true
-        awk '/^### [0-9:]+ pre-busy/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$out/gate.log" >> "$out/$name.txt"
-        cat "$out/$name.txt"
+        args=("$coll" -b 8 -e 8 -n "$n" --baseline "bench:$base_bench" --repeat "$repeat" --time "$seconds")
+        gated "$out" "${coll}_n$n" "\$ pld-bench ${args[*]}" target/release/pld-bench "${args[@]}" --csv "$out/${coll}_n$n.csv"
     done
 done

@@ -13,17 +13,15 @@ cargo build --release -p pld-bench
 bench=target/release/pld-bench
 out=docs/perf/mpis
 mkdir -p "$out"
+# shellcheck source=docs/perf/lib.sh
+source docs/perf/lib.sh
 run() { # name, args...
     local name=$1
     shift
     # ONLY=<regex>: run only the tables whose name matches (to redo some).
     if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
-    local cmd=("$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" --csv "$out/$name.csv" --plot "$out/$name.svg")
-    echo "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" > "$out/$name.txt"
-    bash bench/baselines/gate.sh "$out/gate.log" "${cmd[@]}" || true
-    # The gate appends the command's output to its log: keep this run's table.
-    awk '/^### [0-9:]+ pre-busy/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$out/gate.log" >> "$out/$name.txt"
-    cat "$out/$name.txt"
+    gated "$out" "$name" "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" \
+        "$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" --csv "$out/$name.csv" --plot "$out/$name.svg"
 }
 # With more ranks than cores MPICH has no mode that yields: a small call takes 0.8-2 ms (4 ranks
 # on 2 cores, broadcast of 8 B: 2088 us, 1876 us bound to cores, 862 us with its progress

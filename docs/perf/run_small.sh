@@ -13,15 +13,14 @@ cargo build -q --release -p pld-bench
 bench=target/release/pld-bench
 out=docs/perf/small
 mkdir -p "$out"
+# shellcheck source=docs/perf/lib.sh
+source docs/perf/lib.sh
 run() { # name, args...
     local name=$1
     shift
     if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
-    local cmd=("$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" --csv "$out/$name.csv")
-    echo "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" > "$out/$name.txt"
-    bash bench/baselines/gate.sh "$out/gate.log" "${cmd[@]}" || true
-    awk '/^### [0-9:]+ pre-busy/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$out/gate.log" >> "$out/$name.txt"
-    cat "$out/$name.txt"
+    gated "$out" "$name" "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" \
+        "$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" --csv "$out/$name.csv"
 }
 # MPICH has no mode that yields where ranks outnumber the cores (see run_mpis.sh): left out there.
 mpis_for() { if [ "$1" -gt "$(nproc)" ]; then echo "--mpis openmpi4,openmpi5"; fi; }

@@ -14,20 +14,13 @@ base=${BASE:-2b81f2d}
 out=docs/perf/tracing
 mkdir -p "$out"
 cargo build -q --release -p pld-bench
-# The earlier commit's bench, built from its own tree (git archive: nothing outside the repository).
-base_bench=target/base-$base/release/pld-bench
-if [ ! -x "$base_bench" ]; then
-    rm -rf "target/base-$base-src" && mkdir -p "target/base-$base-src"
-    git archive "$base" | tar -x -C "target/base-$base-src"
-    (cd "target/base-$base-src" && CARGO_TARGET_DIR="../base-$base" cargo build -q --release -p pld-bench)
-fi
+# shellcheck source=docs/perf/lib.sh
+source docs/perf/lib.sh
+base_bench=$(build_base_bench "$base")
 run() { # name, command...
     local name=$1
     shift
-    echo "\$ $*" > "$out/$name.txt"
-    bash bench/baselines/gate.sh "$out/gate.log" "$@" || true
-    awk '/^### [0-9:]+ pre-busy/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$out/gate.log" >> "$out/$name.txt"
-    cat "$out/$name.txt"
+    gated "$out" "$name" "\$ $*" "$@"
 }
 for n in 2 4; do
     run "cost_n$n" target/release/pld-bench all_reduce -b 8 -e 1M -f 131072 -n "$n" \

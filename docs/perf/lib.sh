@@ -1,0 +1,26 @@
+# Shared by the docs/perf scripts (sourced from the repository root).
+
+# gated OUT NAME HEADER CMD...: runs CMD once this machine is close to idle
+# (bench/baselines/gate.sh, logging to OUT/gate.log); OUT/NAME.txt gets HEADER and this run's
+# part of the log (the gate appends each command's output to it), and is printed.
+gated() {
+    local out=$1 name=$2 header=$3
+    shift 3
+    echo "$header" > "$out/$name.txt"
+    bash bench/baselines/gate.sh "$out/gate.log" "$@" || true
+    awk '/^### [0-9:]+ pre-busy/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$out/gate.log" >> "$out/$name.txt"
+    cat "$out/$name.txt"
+}
+
+# build_base_bench COMMIT: prints the path of pld-bench built from COMMIT's own tree (git archive:
+# nothing outside the repository), building it the first time.
+build_base_bench() {
+    local base=$1
+    local bench=target/base-$base/release/pld-bench
+    if [ ! -x "$bench" ]; then
+        rm -rf "target/base-$base-src" && mkdir -p "target/base-$base-src"
+        git archive "$base" | tar -x -C "target/base-$base-src"
+        (cd "target/base-$base-src" && CARGO_TARGET_DIR="../base-$base" cargo build -q --release -p pld-bench) >&2
+    fi
+    echo "$bench"
+}
