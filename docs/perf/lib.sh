@@ -24,3 +24,16 @@ build_base_bench() {
     fi
     echo "$bench"
 }
+
+# against_mpis OUT NAME ARGS...: `pld-bench ARGS --baseline all` (with the caller's $bench,
+# $repeat and $seconds), gated, its table in OUT/NAME.txt and its CSV (and with PLOT=1 its SVG)
+# beside it; skipped unless NAME matches ONLY=<regex> where that is set (to redo some tables).
+against_mpis() {
+    local out=$1 name=$2
+    shift 2
+    if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
+    local extra=(--csv "$out/$name.csv")
+    if [ "${PLOT:-0}" = 1 ]; then extra+=(--plot "$out/$name.svg"); fi
+    gated "$out" "$name" "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" \
+        "$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" "${extra[@]}"
+}

@@ -15,14 +15,7 @@ out=docs/perf/mpis
 mkdir -p "$out"
 # shellcheck source=docs/perf/lib.sh
 source docs/perf/lib.sh
-run() { # name, args...
-    local name=$1
-    shift
-    # ONLY=<regex>: run only the tables whose name matches (to redo some).
-    if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
-    gated "$out" "$name" "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" \
-        "$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" --csv "$out/$name.csv" --plot "$out/$name.svg"
-}
+run() { PLOT=1 against_mpis "$out" "$@"; } # name, args...
 # With more ranks than cores MPICH has no mode that yields: a small call takes 0.8-2 ms (4 ranks
 # on 2 cores, broadcast of 8 B: 2088 us, 1876 us bound to cores, 862 us with its progress
 # throttled), a thousand times the others, and its large sizes take minutes a run; there it is

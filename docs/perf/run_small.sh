@@ -15,13 +15,7 @@ out=docs/perf/small
 mkdir -p "$out"
 # shellcheck source=docs/perf/lib.sh
 source docs/perf/lib.sh
-run() { # name, args...
-    local name=$1
-    shift
-    if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
-    gated "$out" "$name" "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" \
-        "$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" --csv "$out/$name.csv"
-}
+run() { PLOT=0 against_mpis "$out" "$@"; } # name, args...
 # MPICH has no mode that yields where ranks outnumber the cores (see run_mpis.sh): left out there.
 mpis_for() { if [ "$1" -gt "$(nproc)" ]; then echo "--mpis openmpi4,openmpi5"; fi; }
 for n in 2 4; do
