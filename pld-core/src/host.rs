@@ -406,7 +406,7 @@ impl<'w> Host<'w> {
             // at 4 ranks on 2 cores those updates were a tenth of a small call's time.
             let counted = shared.tuning.adaptive
                 && !matches!(&what, Submission::Kernel(k) if k.comm.comm().size() == shared.world.size());
-            state.counted = counted || !shared.tuning.adaptive;
+            state.counted = counted;
             if counted {
                 shared.busy.fetch_add(1, Ordering::Relaxed);
             }

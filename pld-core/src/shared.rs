@@ -107,8 +107,10 @@ impl Tuning {
 
     /// The wait of a call while `busy` ranks of this node have work (the caller included).
     pub(crate) fn limits(&self, busy: i32) -> WaitLimits {
-        let crowded = if self.adaptive { usize::try_from(busy).unwrap_or(0) > self.cores } else { self.crowded };
-        if crowded { WaitLimits::CROWDED } else { WaitLimits::ROOMY }
+        if !self.adaptive {
+            return self.fixed_limits();
+        }
+        if usize::try_from(busy).unwrap_or(0) > self.cores { WaitLimits::CROWDED } else { WaitLimits::ROOMY }
     }
 }
 

@@ -45,9 +45,10 @@ pub(crate) struct RankState {
     /// index of each label it met in its rank's table.
     events: EventLog,
     label_ids: LabelIds,
-    /// Whether the call running now is counted in `Shared::busy` (a worker's always are; a
-    /// host's inline call of the whole world is not): only a counted call follows the count
-    /// and lets its kernel take itself out of it while asleep.
+    /// Whether the call running now is counted in `Shared::busy` (only where the count is kept,
+    /// `Tuning::adaptive`: a worker's calls always, a host's inline call unless it is of the
+    /// whole world): only a counted call follows the count and lets its kernel take itself out
+    /// of it while asleep.
     pub(crate) counted: bool,
     /// What a failed kernel wrote of its failure: zero between calls (read and reset only
     /// after a failure, so a call that succeeds neither clears nor copies it).
@@ -72,7 +73,7 @@ impl RankState {
             sites: SiteCache::default(),
             events: EventLog::default(),
             label_ids: LabelIds::default(),
-            counted: true,
+            counted: shared.tuning.adaptive,
             diag: Diag::default(),
         }
     }
@@ -258,8 +259,7 @@ impl RankState {
         let member = comm.member(self.rank).expect("a rank runs only its communicators' calls");
         // The wait of every counted call follows the ranks busy now; an uncounted one is
         // crowded where the node's ranks outnumber its cores.
-        let adaptive = shared.tuning.adaptive && self.counted;
-        let limits = match adaptive {
+        let limits = match self.counted {
             true => shared.tuning.limits(shared.busy.load(Ordering::Relaxed)),
             false => shared.tuning.fixed_limits(),
         };
@@ -279,7 +279,7 @@ impl RankState {
             window_bytes: shared.heap().capacity() as u64,
             sleepers: comm.sleepers.as_ptr(),
             abort_flag: shared.fabric.control,
-            running: if adaptive { shared.busy.as_ptr() } else { std::ptr::null_mut() },
+            running: if self.counted { shared.busy.as_ptr() } else { std::ptr::null_mut() },
             timeout_ns: u64::try_from(shared.settings.timeout.as_nanos()).unwrap_or(u64::MAX),
             scratch: self.scratch.as_mut_ptr().cast(),
             scratch_bytes: (self.scratch.len() * 8) as u64,

@@ -145,8 +145,9 @@ impl Recorder {
     /// The index of `label`'s site, interned on first sight.
     #[inline(always)]
     fn site(&self, label: &Label, cache: &mut SiteCache) -> u32 {
-        // A world collective from the thread's last site: its place and what it is compared
-        // directly (the general comparison of two labels was most of the recorder's cost).
+        // A world collective from the thread's last site, compared on its place and what it is
+        // kept unboxed (measured at 1 rank, 8 B all_reduce: the recorder costs about 3 ns a call with
+        // this, 4-5 ns with only the general label comparison below).
         if let Label::Call(what, at) = label
             && let Some((last_at, last_what, id)) = &cache.last_call
             && std::ptr::eq(*at, *last_at)
