@@ -44,7 +44,9 @@ fn from_index<T: Copy>(all: &[T], i: u64) -> Option<Option<T>> {
 }
 
 impl Fingerprint {
-    /// The words the device publishes and compares.
+    /// The words the device publishes and compares. Inline: a generic caller (send!, recv!) is
+    /// built in the user's crate, and reading back words a call stored one by one stalled it.
+    #[inline]
     pub fn words(&self) -> FingerprintWords {
         let kind = code!(self.kind);
         let op = self.op.map_or(0, |op| code!(op));

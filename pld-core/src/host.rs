@@ -60,7 +60,7 @@ pub struct Host<'w> {
     comms: RefCell<Vec<Arc<Comm>>>,
     /// Sends and receives called since this host last queued anything else: queued together,
     /// one batch per rank, before its next other call, read or sync (see `collective::p2p`).
-    p2p: RefCell<Vec<crate::collective::Pending>>,
+    p2p: RefCell<crate::collective::Collected>,
     /// The labels traces show of this host's calls, by call site (and group), operands, size
     /// and algorithm (see `Host::traced_label`).
     pub(crate) traced: RefCell<Vec<crate::collective::TracedBySite>>,
@@ -80,7 +80,7 @@ impl<'w> Host<'w> {
             auto_names: Cell::new(0),
             inline: RefCell::new(None),
             failed: RefCell::new(None),
-            p2p: RefCell::new(Vec::new()),
+            p2p: RefCell::new(crate::collective::Collected::default()),
             traced: RefCell::new(Vec::new()),
             _single_thread: PhantomData,
         }
@@ -408,7 +408,7 @@ impl<'w> Host<'w> {
                 && !matches!(&what, Submission::Kernel(k) if k.comm.comm().size() == shared.world.size());
             state.counted = counted;
             if counted {
-                shared.busy.fetch_add(1, Ordering::Relaxed);
+                shared.busy.0.fetch_add(1, Ordering::Relaxed);
             }
             match what {
                 // A collective's arguments stay borrowed: copying them into a task cost more
@@ -419,7 +419,7 @@ impl<'w> Host<'w> {
                 }
             }
             if counted {
-                shared.busy.fetch_sub(1, Ordering::Relaxed);
+                shared.busy.0.fetch_sub(1, Ordering::Relaxed);
             }
             return false;
         }
@@ -432,8 +432,9 @@ impl<'w> Host<'w> {
     }
 
     /// Adds a send or a receive to the batch queued before this host's next other work.
-    pub(crate) fn collect_p2p(&self, pending: crate::collective::Pending) {
-        self.p2p.borrow_mut().push(pending);
+    /// The sends and receives collected, not yet queued.
+    pub(crate) fn collected_p2p(&self) -> std::cell::RefMut<'_, crate::collective::Collected> {
+        self.p2p.borrow_mut()
     }
 
     /// Queues the sends and receives collected so far (the check inline: every call makes it).
@@ -448,7 +449,7 @@ impl<'w> Host<'w> {
     #[cold]
     #[inline(never)]
     fn queue_collected_p2p(&self) {
-        let batch = std::mem::take(&mut *self.p2p.borrow_mut());
+        let batch = self.p2p.borrow_mut().take();
         if !batch.is_empty() {
             self.queue_p2p(batch);
         }

@@ -34,11 +34,32 @@ pub(crate) struct RankProgress {
     pub(crate) recorder: Recorder,
     /// What the rank's kernel shows while it runs (`pld_watch`).
     pub(crate) watch: Padded<Watch>,
+    /// Messages this rank sent to each peer, and received from each (send! and recv! number
+    /// them per direction; the rank's host alone writes them).
+    pub(crate) sent: PeerCounters,
+    pub(crate) received: PeerCounters,
+}
+
+/// A counter per peer, on cache lines of their own rank's: every rank's host counts its
+/// messages at once, and counters of two ranks on one line would bounce it between their cores
+/// at every send! and recv!.
+pub(crate) struct PeerCounters(Box<[Padded<[AtomicU64; 16]>]>);
+
+impl PeerCounters {
+    fn new(nranks: usize) -> PeerCounters {
+        PeerCounters((0..nranks.div_ceil(16)).map(|_| Padded::default()).collect())
+    }
+
+    /// The counter of `peer`.
+    pub(crate) fn of(&self, peer: usize) -> &AtomicU64 {
+        &self.0[peer / 16].0[peer % 16]
+    }
 }
 
 impl RankProgress {
-    /// A rank's counters, with a flight recorder of `calls` entries (`timed`: with times).
-    pub(crate) fn new(calls: usize, timed: bool) -> RankProgress {
+    /// A rank's counters in a world of `nranks`, with a flight recorder of `calls` entries
+    /// (`timed`: with times).
+    pub(crate) fn new(nranks: usize, calls: usize, timed: bool) -> RankProgress {
         RankProgress {
             issued: Padded::default(),
             queued: Padded::default(),
@@ -49,6 +70,8 @@ impl RankProgress {
             started: Padded::default(),
             recorder: Recorder::new(calls, timed),
             watch: Padded::default(),
+            sent: PeerCounters::new(nranks),
+            received: PeerCounters::new(nranks),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::config::Settings;
 use crate::error::Error;
 use crate::fingerprint::describe_words;
 use crate::memory::{Allocation, LlArea, SymmetricHeap};
-use crate::progress::RankProgress;
+use crate::progress::{Padded, RankProgress};
 use crate::trace::Tracer;
 use crate::trace::recorder::{Entry, State, describe_entries};
 use crate::transport::Fabric;
@@ -30,7 +30,7 @@ pub(crate) struct Shared {
     pub(crate) ranks: Box<[RankProgress]>,
     /// The trace being recorded, and the flight recorders' dump on error.
     pub(crate) tracer: Tracer,
-    idle: Idle,
+    idle: Padded<Idle>,
     failure: Mutex<Failure>,
     /// The groups' communicators (the world's is `world`).
     comms: Mutex<Vec<std::sync::Weak<Comm>>>,
@@ -41,15 +41,13 @@ pub(crate) struct Shared {
     /// [`Tuning`]). A heuristic: the steps of its parts may interleave, so it can be off by
     /// one for a moment. Counted only where ranks can outnumber the cores
     /// ([`Tuning::adaptive`]); zero otherwise.
-    pub(crate) busy: AtomicI32,
+    /// On a cache line of its own, as the waiters' count: both change while every call reads
+    /// the fields around them.
+    pub(crate) busy: Padded<AtomicI32>,
     /// The point-to-point area (send!/recv!) in every window, and its depth (slots per
     /// direction, [`pld_model::p2p_depth`]; 0: the windows are too small for one).
     pub(crate) p2p_off: usize,
     pub(crate) p2p_depth: usize,
-    /// Messages numbered per direction, `[src * nranks + dst]`: sends by `src`'s host and
-    /// receives by `dst`'s host (each counter has one writer, the host of its rank).
-    pub(crate) p2p_sent: Box<[std::sync::atomic::AtomicU64]>,
-    pub(crate) p2p_received: Box<[std::sync::atomic::AtomicU64]>,
     /// Across nodes: the world's nodes as groups, and a signal for their calls (made by the
     /// first world collective that crosses nodes).
     pub(crate) across_nodes: std::sync::OnceLock<crate::collective::AcrossNodes>,
@@ -159,22 +157,20 @@ impl Shared {
             tuning,
             ranks: (0..nranks)
                 .map(|_| {
-                    let progress = RankProgress::new(recorded, tracer.on_error.is_some());
+                    let progress = RankProgress::new(nranks, recorded, tracer.on_error.is_some());
                     progress.watch.0.timed.store(i32::from(tracer.timed), Ordering::Relaxed);
                     progress.watch.0.spin_ticks_256.store(spin_ticks_256, Ordering::Relaxed);
                     progress
                 })
                 .collect(),
             tracer,
-            idle: Idle::default(),
+            idle: Padded::default(),
             comms: Mutex::new(Vec::new()),
             failure: Mutex::new(Failure { ranks: vec![None; nranks], ..Failure::default() }),
             host_active: AtomicBool::new(false),
-            busy: AtomicI32::new(0),
+            busy: Padded(AtomicI32::new(0)),
             p2p_off,
             p2p_depth,
-            p2p_sent: (0..nranks * nranks).map(|_| Default::default()).collect(),
-            p2p_received: (0..nranks * nranks).map(|_| Default::default()).collect(),
             across_nodes: std::sync::OnceLock::new(),
         }
     }
@@ -188,7 +184,7 @@ impl Shared {
         let progress = &self.ranks[rank];
         progress.queued.0.fetch_add(1, Ordering::Relaxed);
         if self.tuning.adaptive && progress.outstanding.0.fetch_add(1, Ordering::Relaxed) == 0 {
-            self.busy.fetch_add(1, Ordering::Relaxed);
+            self.busy.0.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -197,16 +193,16 @@ impl Shared {
     pub(crate) fn finish_task(&self, rank: usize) {
         let progress = &self.ranks[rank];
         if self.tuning.adaptive && progress.outstanding.0.fetch_sub(1, Ordering::Relaxed) == 1 {
-            self.busy.fetch_sub(1, Ordering::Relaxed);
+            self.busy.0.fetch_sub(1, Ordering::Relaxed);
         }
         let finished = progress.finished.0.fetch_add(1, Ordering::SeqCst) + 1;
         // Dekker pairing with `wait_drained`: both sides are sequentially consistent, so either
         // the waiter sees this task finished or this worker sees the waiter. Only a drained
         // queue is worth a wake (a waiter waits for drained queues).
-        if self.idle.waiters.load(Ordering::SeqCst) > 0 && finished >= progress.queued.0.load(Ordering::SeqCst) {
+        if self.idle.0.waiters.load(Ordering::SeqCst) > 0 && finished >= progress.queued.0.load(Ordering::SeqCst) {
             // Taking the lock orders this wake after a waiter's check-then-wait.
-            let _guard = self.idle.lock.lock().unwrap_or_else(|p| p.into_inner());
-            self.idle.cond.notify_all();
+            let _guard = self.idle.0.lock.lock().unwrap_or_else(|p| p.into_inner());
+            self.idle.0.cond.notify_all();
         }
     }
 
@@ -230,13 +226,13 @@ impl Shared {
         if self.drained(ranks.clone()) {
             return;
         }
-        self.idle.waiters.fetch_add(1, Ordering::SeqCst);
-        let mut guard = self.idle.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.idle.0.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut guard = self.idle.0.lock.lock().unwrap_or_else(|p| p.into_inner());
         while !self.drained(ranks.clone()) {
-            guard = self.idle.cond.wait(guard).unwrap_or_else(|p| p.into_inner());
+            guard = self.idle.0.cond.wait(guard).unwrap_or_else(|p| p.into_inner());
         }
         drop(guard);
-        self.idle.waiters.fetch_sub(1, Ordering::SeqCst);
+        self.idle.0.waiters.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// The flag that stops every rank's waits when one failed.
@@ -494,8 +490,8 @@ impl Shared {
         let n = self.nranks;
         for rank in self.fabric.local.clone() {
             for peer in 0..n {
-                self.p2p_sent[rank * n + peer].store(0, Ordering::Relaxed);
-                self.p2p_received[peer * n + rank].store(0, Ordering::Relaxed);
+                self.ranks[rank].sent.of(peer).store(0, Ordering::Relaxed);
+                self.ranks[rank].received.of(peer).store(0, Ordering::Relaxed);
             }
         }
     }

@@ -27,7 +27,7 @@ mod p2p;
 pub(crate) use across_nodes::AcrossNodes;
 
 pub use options::{AllReduce, Broadcast, Common, Opts, Reduce, ReduceScatter, Rooted};
-pub(crate) use p2p::Pending;
+pub(crate) use p2p::Collected;
 pub use p2p::{RecvFrom, SendTo};
 
 /// A traced label a host made, with the call site and windows (by identity: a weak reference

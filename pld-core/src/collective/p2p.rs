@@ -102,36 +102,82 @@ p2p_setters!(
      host that does not. Without it, the host's own rank (a host of `World::spmd` or MPI)."
 );
 
-/// One send or receive a host collected, not yet queued.
-pub(crate) struct Pending {
+/// The sends and receives a host collected, not yet queued. Each window and group is held
+/// once, and an op names its own by index: a message loop holding a reference per message would
+/// bounce the window's count between the cores of its ranks at every send! and recv!.
+#[derive(Default)]
+pub(crate) struct Collected {
+    ops: Vec<Pending>,
+    /// Held until the batch is past (a peer reads a send's window).
+    windows: Vec<Arc<Allocation>>,
+    groups: Vec<Arc<[usize]>>,
+}
+
+impl Collected {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// The ops collected so far, leaving room for as many (a loop of messages between two
+    /// other calls usually collects the same number each time).
+    pub(crate) fn take(&mut self) -> Collected {
+        let room = self.ops.len();
+        std::mem::replace(self, Collected { ops: Vec::with_capacity(room), ..Collected::default() })
+    }
+
+    /// Collects `op` (inline: the op is read whole here, and out of line it was read back wider
+    /// than its caller had stored it).
+    #[inline(always)]
+    fn push(
+        &mut self,
+        op: P2pOp,
+        rank: usize,
+        location: &'static Location<'static>,
+        dtype: DType,
+        window: &Arc<Allocation>,
+        group: Option<&Arc<[usize]>>,
+    ) {
+        let window = index_of(&mut self.windows, window);
+        let group = group.map(|g| index_of(&mut self.groups, g));
+        self.ops.push(Pending { rank, op, location, dtype, window, group });
+    }
+}
+
+/// The index of `item` in `held` (compared by address), held there if it was not.
+fn index_of<T: ?Sized>(held: &mut Vec<Arc<T>>, item: &Arc<T>) -> u32 {
+    let found = held.iter().rposition(|h| Arc::ptr_eq(h, item));
+    found.unwrap_or_else(|| {
+        held.push(Arc::clone(item));
+        held.len() - 1
+    }) as u32
+}
+
+/// One send or receive a host collected.
+struct Pending {
     /// The world rank it runs on.
     rank: usize,
     op: P2pOp,
     location: &'static Location<'static>,
     dtype: DType,
-    /// The window, held until the batch is past (a peer reads a send's window).
-    window: Arc<Allocation>,
-    /// The group it was addressed in, for messages.
-    group: Option<Arc<[usize]>>,
+    /// Its window and group (the group it was addressed in, for messages), in [`Collected`].
+    window: u32,
+    group: Option<u32>,
 }
 
 impl Pending {
-    fn is_send(&self) -> bool {
-        self.op.is_send != 0
-    }
-
     /// `send! of `w` (f32 x 8) to rank 1 at src/main.rs:10:5`.
-    fn describe(&self) -> String {
-        let (verb, dir) = if self.is_send() { ("send!", "to") } else { ("recv!", "from") };
+    fn describe(&self, batch: &Collected) -> String {
+        let is_send = self.op.is_send != 0;
+        let (verb, dir) = if is_send { ("send!", "to") } else { ("recv!", "from") };
         let count = self.op.bytes as usize / self.dtype.size().max(1);
-        let group = match &self.group {
-            Some(members) => format!(" in group {members:?}"),
+        let group = match self.group {
+            Some(g) => format!(" in group {:?}", batch.groups[g as usize]),
             None => String::new(),
         };
         let at = self.location;
         format!(
             "{verb} of `{}` ({} x {count}) {dir} rank {}{group} (message #{} of that direction) at {}:{}:{}",
-            self.window.name(),
+            batch.windows[self.window as usize].name(),
             self.dtype,
             self.op.peer,
             self.op.seq,
@@ -190,15 +236,12 @@ impl Host<'_> {
                 ),
             });
         }
-        let world: [usize; 0] = [];
-        let spaces: Vec<(&[usize], Option<&Group>)> = match ends.groups {
-            None => vec![(&world[..], None)],
-            Some(groups) => groups.iter().map(|g| (g.members(), Some(g))).collect(),
-        };
         let n = self.nranks();
-        for (members, group) in spaces {
+        // One message in the world, or one in each group (a closure, not a list of spaces: a
+        // send! or recv! is a call a loop makes thousands of times, and allocates nothing).
+        let in_space = |group: Option<&Group>| -> Result<()> {
             let size = group.map_or(n, Group::size);
-            let to_world = |r: usize| if group.is_some() { members[r] } else { r };
+            let to_world = |r: usize| group.map_or(r, |g| g.members()[r]);
             if let Some(declared) = ends.nranks
                 && declared != size
             {
@@ -217,7 +260,7 @@ impl Host<'_> {
                 None => match self.rank() {
                     Some(own) => {
                         if group.is_some_and(|g| g.rank_of(own).is_none()) {
-                            continue; // this host's rank is not in this group
+                            return Ok(()); // this host's rank is not in this group
                         }
                         own
                     }
@@ -235,10 +278,11 @@ impl Host<'_> {
                 },
             };
             if !self.ranks().contains(&own) {
-                continue; // another host's rank: its host runs this call
+                return Ok(()); // another host's rank: its host runs this call
             }
             let (src, dst) = if is_send { (own, peer) } else { (peer, own) };
-            let counter = if is_send { &shared.p2p_sent[src * n + dst] } else { &shared.p2p_received[src * n + dst] };
+            let progress = &shared.ranks[own];
+            let counter = if is_send { progress.sent.of(dst) } else { progress.received.of(src) };
             // One writer per counter (the host of `own`): a load and a store.
             let seq = counter.load(Ordering::Relaxed) + 1;
             counter.store(seq, Ordering::Relaxed);
@@ -260,22 +304,19 @@ impl Host<'_> {
                 is_send: i32::from(is_send),
                 ..P2pOp::default()
             };
-            let pending = Pending {
-                rank: own,
-                op,
-                location,
-                dtype: T::DTYPE,
-                window: window.allocation(),
-                group: group.map(|g| Arc::clone(&g.comm.members)),
-            };
-            self.collect_p2p(pending);
+            let members = group.map(|g| &g.comm.members);
+            self.collected_p2p().push(op, own, location, T::DTYPE, window.allocation_ref(), members);
+            Ok(())
+        };
+        match ends.groups {
+            None => in_space(None),
+            Some(groups) => groups.iter().try_for_each(|g| in_space(Some(g))),
         }
-        Ok(())
     }
 
     /// Queues the collected sends and receives: one batch per rank, in the order they were
     /// called.
-    pub(crate) fn queue_p2p(&self, batch: Vec<Pending>) {
+    pub(crate) fn queue_p2p(&self, batch: Collected) {
         let shared = self.world().shared();
         let kernel = match builtins() {
             Ok(builtins) => builtins.kernel(KernelVariant::movement(KernelKind::SendRecv)),
@@ -286,55 +327,62 @@ impl Host<'_> {
                 return;
             }
         };
-        let mut ranks: Vec<usize> = batch.iter().map(|p| p.rank).collect();
+        let mut ranks: Vec<usize> = batch.ops.iter().map(|p| p.rank).collect();
         ranks.sort_unstable();
         ranks.dedup();
-        let mut by_rank: Vec<Vec<Pending>> = ranks.iter().map(|_| Vec::new()).collect();
-        for pending in batch {
-            let i = ranks.binary_search(&pending.rank).expect("listed above");
-            by_rank[i].push(pending);
-        }
-        for (rank, mut ops) in ranks.into_iter().zip(by_rank) {
-            // The kernel wants each direction's messages together, in message order (a stable
-            // sort keeps each direction's call order, which is its numbering).
-            ops.sort_by_key(|p| (p.op.peer, p.op.is_send));
-            let sends = ops.iter().filter(|p| p.is_send()).count() as u32;
-            let what = CallWhat::SendRecv { sends, receives: ops.len() as u32 - sends };
-            let mut label = Label::Call(what, ops[0].location);
+        let batch = Arc::new(batch);
+        for rank in ranks {
+            // The kernel wants each direction's messages together, in message order: the ops'
+            // indices sorted (stable: each direction's call order is its numbering), their
+            // words gathered in that order (the ops stay where they are: they are large).
+            let ops = &batch.ops;
+            let mut order: Vec<u32> = (0..ops.len() as u32).filter(|&i| ops[i as usize].rank == rank).collect();
+            order.sort_by_key(|&i| (ops[i as usize].op.peer, ops[i as usize].op.is_send));
+            let words: Vec<P2pOp> = order.iter().map(|&i| ops[i as usize].op).collect();
+            let sends = words.iter().filter(|w| w.is_send != 0).count() as u32;
+            let what = CallWhat::SendRecv { sends, receives: words.len() as u32 - sends };
+            let mut label = Label::Call(what, ops[order[0] as usize].location);
             if shared.tracer.timed {
-                let windows = ops
+                let windows = order
                     .iter()
-                    .map(|p| {
-                        let direction = if p.is_send() { "to" } else { "from" };
-                        format!("`{}` {direction} rank {}", p.window.name(), p.op.peer)
+                    .map(|&i| {
+                        let p = &ops[i as usize];
+                        let direction = if p.op.is_send != 0 { "to" } else { "from" };
+                        format!("`{}` {direction} rank {}", batch.windows[p.window as usize].name(), p.op.peer)
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
-                let bytes = ops.iter().map(|p| p.op.bytes).sum();
+                let bytes = words.iter().map(|w| w.bytes).sum();
                 label = label.traced(windows, bytes, "direct");
             }
             let task = &shared.ranks[rank].issued.0;
             let seq = task.load(Ordering::Relaxed) + 1;
             task.store(seq, Ordering::Relaxed);
-            let windows: Vec<Arc<Allocation>> = ops.iter().map(|p| Arc::clone(&p.window)).collect();
+            let held = Arc::clone(&batch);
             let queued = self.submit(
                 rank,
                 &label,
                 seq,
                 None,
-                Submission::Work(Box::new(move |state: &mut RankState| run_batch(state, kernel, ops))),
+                Submission::Work(Box::new(move |state: &mut RankState| run_batch(state, kernel, words, &order, &held))),
             );
             if queued || shared.fabric.agree_on_allocation.is_some() {
-                self.hold_in_flight(seq, windows);
+                self.hold_in_flight(seq, batch.windows.iter().cloned());
             }
         }
     }
 }
 
-/// Runs one rank's batch and words a failure after the op that failed.
-fn run_batch(state: &mut RankState, kernel: crate::device::abi::KernelFn, mut ops: Vec<Pending>) -> Result<()> {
+/// Runs one rank's batch (`words`: its ops' words, in kernel order; `order`: where each is in
+/// `batch`) and words a failure after the op that failed.
+fn run_batch(
+    state: &mut RankState,
+    kernel: crate::device::abi::KernelFn,
+    mut words: Vec<P2pOp>,
+    order: &[u32],
+    batch: &Collected,
+) -> Result<()> {
     let shared = state.shared();
-    let mut words: Vec<P2pOp> = ops.iter().map(|p| p.op).collect();
     let args = P2pArgs {
         area_off: shared.p2p_off as u64,
         nops: words.len() as u64,
@@ -348,60 +396,56 @@ fn run_batch(state: &mut RankState, kernel: crate::device::abi::KernelFn, mut op
     }
     // The batch's failure is told by its operations' states; the diagnosis is left zero.
     let _ = state.take_diag();
-    for (pending, out) in ops.iter_mut().zip(&words) {
-        pending.op.state = out.state;
-        pending.op.peer_what = out.peer_what;
-    }
-    Err(batch_failure(state, status, &ops))
+    Err(batch_failure(state, status, &words, order, batch))
 }
 
-/// The error of a failed batch, in terms of its sends and receives.
-fn batch_failure(state: &RankState, status: i32, ops: &[Pending]) -> Error {
+/// The error of a failed batch, in terms of its sends and receives (`words` as the kernel left
+/// them, `order` where each is in `batch`).
+fn batch_failure(state: &RankState, status: i32, words: &[P2pOp], order: &[u32], batch: &Collected) -> Error {
     use pld_model::DeviceStatus;
     let shared = state.shared();
     let rank = state.rank;
-    let failed = ops.iter().find(|p| p.op.state == P2pOp::FAILED);
-    let pending = ops.iter().find(|p| p.op.state < P2pOp::DONE);
-    let Some(op) = failed.or(pending).or(ops.first()) else {
+    let failed = words.iter().position(|w| w.state == P2pOp::FAILED);
+    let pending = words.iter().position(|w| w.state < P2pOp::DONE);
+    let Some(k) = failed.or(pending).or((!words.is_empty()).then_some(0)) else {
         return Error::KernelFailed {
             rank,
             call: "an empty send!/recv! batch".into(),
             reason: format!("status {status}"),
         };
     };
-    let call = op.describe();
-    let peer = op.op.peer as usize;
+    let op = &words[k];
+    let call = batch.ops[order[k] as usize].describe(batch);
+    let peer = op.peer as usize;
     match DeviceStatus::from_code(status) {
         Some(DeviceStatus::Mismatch) => {
-            let (own_verb, peer_verb) = if op.is_send() { ("send!", "recv!") } else { ("recv!", "send!") };
-            let words = |what| crate::device::abi::FingerprintWords { seq: op.op.seq, what };
+            let (own_verb, peer_verb) = if op.is_send != 0 { ("send!", "recv!") } else { ("recv!", "send!") };
+            let words = |what| crate::device::abi::FingerprintWords { seq: op.seq, what };
             Error::MismatchedCall {
                 rank,
                 call,
                 peer,
-                peer_call: format!("{peer_verb} of {}", describe_words(words(op.op.peer_what))),
-                own_call: format!("{own_verb} of {}", describe_words(words(op.op.what))),
+                peer_call: format!("{peer_verb} of {}", describe_words(words(op.peer_what))),
+                own_call: format!("{own_verb} of {}", describe_words(words(op.what))),
                 ranks: shared.progress_report(),
             }
         }
         Some(DeviceStatus::Timeout) => {
-            let mut waiting: Vec<String> = ops
+            let mut waiting: Vec<String> = words
                 .iter()
-                .filter(|p| p.op.state < P2pOp::DONE)
-                .map(|p| match (p.is_send(), p.op.state) {
+                .filter(|w| w.state < P2pOp::DONE)
+                .map(|w| match (w.is_send != 0, w.state) {
                     (true, 0) => format!(
                         "rank {} has not taken the {} messages before message #{} from rank {rank}",
-                        p.op.peer,
-                        shared.p2p_depth,
-                        p.op.seq
+                        w.peer, shared.p2p_depth, w.seq
                     ),
                     (true, _) => format!(
                         "rank {} never received message #{} from rank {rank} (no matching recv! from rank {rank} there)",
-                        p.op.peer, p.op.seq
+                        w.peer, w.seq
                     ),
                     (false, _) => format!(
                         "rank {} never sent message #{} to rank {rank} (no matching send! to rank {rank} there)",
-                        p.op.peer, p.op.seq
+                        w.peer, w.seq
                     ),
                 })
                 .collect();

@@ -205,6 +205,11 @@ impl<'h, T: Element> Window<'h, T> {
         Arc::clone(&self.alloc)
     }
 
+    /// The allocation, borrowed (compared without touching its count).
+    pub(crate) fn allocation_ref(&self) -> &Arc<Allocation> {
+        &self.alloc
+    }
+
     pub(crate) fn belongs_to(&self, heap: &Arc<SymmetricHeap>) -> bool {
         self.alloc.is_in(heap)
     }

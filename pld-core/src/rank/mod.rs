@@ -260,7 +260,7 @@ impl RankState {
         // The wait of every counted call follows the ranks busy now; an uncounted one is
         // crowded where the node's ranks outnumber its cores.
         let limits = match self.counted {
-            true => shared.tuning.limits(shared.busy.load(Ordering::Relaxed)),
+            true => shared.tuning.limits(shared.busy.0.load(Ordering::Relaxed)),
             false => shared.tuning.fixed_limits(),
         };
         let follow = &shared.tuning.follow_cpus;
@@ -279,7 +279,7 @@ impl RankState {
             window_bytes: shared.heap().capacity() as u64,
             sleepers: comm.sleepers.as_ptr(),
             abort_flag: shared.fabric.control,
-            running: if self.counted { shared.busy.as_ptr() } else { std::ptr::null_mut() },
+            running: if self.counted { shared.busy.0.as_ptr() } else { std::ptr::null_mut() },
             timeout_ns: u64::try_from(shared.settings.timeout.as_nanos()).unwrap_or(u64::MAX),
             scratch: self.scratch.as_mut_ptr().cast(),
             scratch_bytes: (self.scratch.len() * 8) as u64,

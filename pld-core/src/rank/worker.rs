@@ -25,7 +25,7 @@ impl RankState {
     /// microseconds, and a futex wake per task would cost more than the task), then blocking.
     fn next_task(&self, queue: &Receiver<Task>) -> Option<Task> {
         // This rank counts as busy while it polls (it holds a core).
-        let busy = self.shared.busy.load(Ordering::Relaxed) + 1;
+        let busy = self.shared.busy.0.load(Ordering::Relaxed) + 1;
         let polls = if self.shared.tuning.limits(busy) == WaitLimits::ROOMY { 4000 } else { 16 };
         for i in 0..polls {
             match queue.try_recv() {
