@@ -17,7 +17,7 @@ use crate::device::builtins;
 use crate::error::{Error, Result};
 use crate::memory::{LlArea, SymmetricHeap};
 use crate::rank::{RankState, Task};
-use crate::shared::{Shared, Tuning};
+use crate::shared::{Shared, Tuning, WaitLimits};
 use crate::trace::Tracer;
 use crate::transport::{Fabric, local};
 
@@ -103,6 +103,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
         // updates a call cost more than the rest of the host's work for a small collective.
         adaptive: fabric.node_ranks == fabric.local.len() && fabric.local.len() > cores,
         crowded: fabric.node_ranks > cores,
+        crowded_wait: WaitLimits::crowded(),
         pin_cpus,
         follow_cpus,
     };
