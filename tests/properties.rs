@@ -3,7 +3,7 @@
 //! values. Values are random small integers (powers of two for products), so every reduction
 //! order gives identical bits and the reference is exact in every dtype; the signal must be all
 //! zero after every call. Each case is a sequence of calls on one world (each in a host scope of
-//! its own), at least `2 * LL_SLOTS + 1` long and mostly small, so every LL message slot is
+//! its own), at least `2 * LL_DEEP_SLOTS + 1` long and mostly small, so every LL message slot is
 //! reused more than twice with different sizes, dtypes and ops. `PROPTEST_CASES` sets the cases
 //! per property (default 12).
 
@@ -23,8 +23,12 @@ fn world(nranks: usize) -> World {
     World::builder(nranks).window_bytes(64 << 20).local().unwrap()
 }
 
-/// Calls per case: enough that each of the 32 LL slots (`pld_model::LL_SLOTS`) is used at least twice.
-const CALLS: std::ops::RangeInclusive<usize> = 65..=72;
+/// Calls per case: enough that each LL slot is used at least twice (the 64 MiB windows above
+/// have room for the deepest layout, `pld_model::LL_DEEP_SLOTS` slots per sender, at 2-4 ranks).
+const CALLS: std::ops::RangeInclusive<usize> = {
+    let slots = pld_model::LL_DEEP_SLOTS as usize;
+    2 * slots + 1..=2 * slots + 8
+};
 
 /// An element count: mostly small (the LL and one-shot paths), sometimes up to 70 000.
 fn count() -> impl Strategy<Value = usize> {

@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 14
+#define PLD_ABI_VERSION 15
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -156,6 +156,7 @@ typedef struct pld_coll_args {
     uint64_t ll_off;           /* the LL message area (see "LL messages"); */
     uint64_t ll_stride;        /* bytes of one inbox slot; 0: no LL messages on this transport */
     uint64_t divisor;          /* fp8 op = avg: the one rounding divides by this first (0: none) */
+    uint64_t ll_slots;         /* slots per sender in every LL inbox, a power of two */
 } pld_coll_args;
 
 enum { PLD_CHECK_CALLS = 1 };
@@ -633,8 +634,8 @@ static inline int32_t pld_ready_round(pld_ctx *c, const pld_coll_args *a) {
  * its slot for this call in every peer's inbox, then the slot's header (the call's fingerprint,
  * the call number last, with release); the peer polls the call number of that slot in its own
  * window. One cache line moves each way and nobody waits for an acknowledgement: there are
- * PLD_LL_SLOTS slots per sender, picked by call number, and a slot is rewritten only once its
- * reader is past the call that last used it. Each rank's `past` cell (the number of the last call
+ * ll_slots slots per sender (32 to 128, as the runtime's layout gives), picked by call number,
+ * and a slot is rewritten only once its reader is past the call that last used it. Each rank's `past` cell (the number of the last call
  * it finished or gave up, stored by the runtime) tells its writers, who cache what they saw.
  * A header carries the fingerprint, so a mismatched call is caught on arrival.
  *
@@ -646,10 +647,9 @@ static inline int32_t pld_ready_round(pld_ctx *c, const pld_coll_args *a) {
  * check at a world-wide sync, so no call is left unchecked at the end of a program.
  *
  * Layout at ll_off in every window: [0, 64) `past` (u64, read by peers); the private tables
- * last_sent[nranks][PLD_LL_SLOTS] and known_past[nranks] (u64); then the inbox, slot
- * [sender][call % PLD_LL_SLOTS] of ll_stride bytes each: a pld_fingerprint header, then data. */
+ * last_sent[nranks][ll_slots] and known_past[nranks] (u64); then the inbox, slot
+ * [sender][call % ll_slots] of ll_stride bytes each: a pld_fingerprint header, then data. */
 
-#define PLD_LL_SLOTS 32ull
 #define PLD_LL_HEADER 32ull
 /* A slot's call number once its reader took an unanswered message. */
 #define PLD_LL_TAKEN (1ull << 63)
@@ -657,21 +657,28 @@ static inline int32_t pld_ready_round(pld_ctx *c, const pld_coll_args *a) {
 #define PLD_LL_UNANSWERED (1ull << 62)
 #define PLD_LL_SEQ(v) ((v) & ~(PLD_LL_TAKEN | PLD_LL_UNANSWERED))
 
-static inline uint64_t pld_ll_tables_bytes(int32_t nranks) {
-    return (8ull * (uint64_t)nranks * (PLD_LL_SLOTS + 1) + 63) & ~63ull;
+static inline uint64_t pld_ll_tables_bytes(int32_t nranks, uint64_t slots) {
+    return (8ull * (uint64_t)nranks * (slots + 1) + 63) & ~63ull;
+}
+
+/* The slot of call `seq` among a sender's (a mask: the count is a power of two). */
+static inline uint64_t pld_ll_slot_of(const pld_coll_args *a, uint64_t seq) {
+    return seq & (a->ll_slots - 1);
 }
 
 static inline uint64_t pld_ll_slot_off(const pld_ctx *c, const pld_coll_args *a, int32_t sender) {
-    const uint64_t slot = (uint64_t)sender * PLD_LL_SLOTS + a->call.seq % PLD_LL_SLOTS;
-    return a->ll_off + 64 + pld_ll_tables_bytes(c->nranks) + slot * a->ll_stride;
+    const uint64_t slot = (uint64_t)sender * a->ll_slots + pld_ll_slot_of(a, a->call.seq);
+    return a->ll_off + 64 + pld_ll_tables_bytes(c->nranks, a->ll_slots) + slot * a->ll_stride;
 }
 
 /* Whether `bytes` per rank can travel as LL messages: every peer addressable, a slot holds them. */
 static inline int pld_ll_fits(const pld_ctx *c, const pld_coll_args *a, uint64_t bytes) {
     if (a->ll_stride < PLD_LL_HEADER || bytes > a->ll_stride - PLD_LL_HEADER) return 0;
+    if (a->ll_slots == 0 || (a->ll_slots & (a->ll_slots - 1)) != 0) return 0;
     for (int32_t p = 0; p < c->nranks; ++p)
         if (!c->peer_bases[p]) return 0;
-    const uint64_t area = 64 + pld_ll_tables_bytes(c->nranks) + (uint64_t)c->nranks * PLD_LL_SLOTS * a->ll_stride;
+    const uint64_t area =
+        64 + pld_ll_tables_bytes(c->nranks, a->ll_slots) + (uint64_t)c->nranks * a->ll_slots * a->ll_stride;
     return pld_in_window(c, a->ll_off, area);
 }
 
@@ -696,8 +703,8 @@ static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p,
                                   uint64_t flags) {
     const uint64_t seq = a->call.seq;
     uint64_t *last_sent = (uint64_t *)(c->local_base + a->ll_off + 64);
-    uint64_t *known_past = last_sent + (uint64_t)c->nranks * PLD_LL_SLOTS;
-    uint64_t *sent = &last_sent[(uint64_t)p * PLD_LL_SLOTS + seq % PLD_LL_SLOTS];
+    uint64_t *known_past = last_sent + (uint64_t)c->nranks * a->ll_slots;
+    uint64_t *sent = &last_sent[(uint64_t)p * a->ll_slots + pld_ll_slot_of(a, seq)];
     const uint64_t last = PLD_LL_SEQ(*sent);
     if (known_past[p] < last) {
         const uint64_t *past = (const uint64_t *)(c->peer_bases[p] + a->ll_off);

@@ -233,9 +233,10 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    /// The LL layout these settings give a world of `nranks` (None: no LL messages).
-    pub(crate) fn ll_layout(&self, nranks: usize) -> Option<LlLayout> {
-        LlLayout::new(nranks as u64, self.ll_bytes as u64)
+    /// The LL layout these settings give a world of `nranks` in windows of `window` bytes,
+    /// deeper where its node's ranks outnumber the cores (`crowded`; None: no LL messages).
+    pub(crate) fn ll_layout(&self, nranks: usize, window: usize, crowded: bool) -> Option<LlLayout> {
+        LlLayout::new(nranks as u64, self.ll_bytes as u64, LlLayout::deep_room(window as u64, crowded))
     }
 
     /// The settings every process of a job must share, as (what sets it, value): they shape

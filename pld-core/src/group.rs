@@ -223,9 +223,13 @@ impl Host<'_> {
         let label = format!("group areas of {groups:?}");
         let board =
             self.allocate(&format!("{label}: call board"), 2 * size * std::mem::size_of::<FingerprintWords>())?;
+        // Every process allocates the same areas, so the layout must not depend on its node: a
+        // world across nodes (whose nodes may be crowded or not) keeps the base depth.
+        let n = shared.nranks;
+        let crowded = shared.tuning.crowded && shared.fabric.addressable(0..n);
         let layout = shared
             .settings
-            .ll_layout(size)
+            .ll_layout(size, shared.heap().capacity(), crowded)
             .filter(|_| groups.iter().all(|members| shared.fabric.addressable(members.iter().copied())));
         let (ll, mut areas) = match layout {
             Some(layout) => {

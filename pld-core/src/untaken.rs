@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pld_model::{LL_SLOTS, LL_TAKEN, LL_UNANSWERED, LlLayout};
+use pld_model::{LL_TAKEN, LL_UNANSWERED, LlLayout};
 
 use crate::comm::Comm;
 use crate::device::abi::FingerprintWords;
@@ -101,7 +101,7 @@ impl Comm {
             // SAFETY: the LL area lies in every window while the communicator lives; its `past`
             // cell is read atomically.
             let past = unsafe { (*reader_base.add(self.ll.offset).cast::<AtomicU64>()).load(Ordering::Acquire) };
-            for slot in 0..LL_SLOTS {
+            for slot in 0..layout.slots {
                 let entry = self.last_sent(base, &layout, p, slot);
                 let sent = entry.load(Ordering::Relaxed);
                 let seq = sent & !(LL_TAKEN | LL_UNANSWERED);
@@ -128,7 +128,7 @@ impl Comm {
             return;
         }
         for p in 0..self.size() {
-            for slot in 0..LL_SLOTS {
+            for slot in 0..layout.slots {
                 let entry = self.last_sent(base, &layout, p, slot);
                 entry.fetch_and(!LL_UNANSWERED, Ordering::Relaxed);
             }

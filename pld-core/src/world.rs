@@ -63,8 +63,12 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     // The call board (two fingerprint slots per rank) lives in the window, where peers and
     // remote transports reach it like any signal.
     let board_bytes = 2 * std::mem::size_of::<FingerprintWords>();
-    // The LL message area, on transports where peers are addressable.
-    let ll_layout = settings.ll_layout(nranks).filter(|_| fabric.addressable(0..nranks));
+    // The LL message area, on transports where peers are addressable (so on one node, where
+    // every process counts the same cores and ranks, and so makes the same layout).
+    let cores = node_cpus();
+    let crowded = fabric.node_ranks > cores;
+    let ll_layout =
+        settings.ll_layout(nranks, fabric.heap.capacity(), crowded).filter(|_| fabric.addressable(0..nranks));
     // The point-to-point area (send!/recv!): a doorbell and a slot per peer and depth, the
     // depth fitted to the window (none at all in a world too big for its windows).
     let p2p_depth = pld_model::p2p_depth(nranks, fabric.heap.capacity());
@@ -95,14 +99,13 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
         false => (Vec::new(), Vec::new()),
     };
     // Under MPI every rank of this node counts, whichever process runs it.
-    let cores = node_cpus();
     let tuning = Tuning {
         cores,
         // Counting busy ranks pays only where they can outnumber the cores: the count is one
         // cache line every host and worker writes, and at 2 ranks on 2 cores its two atomic
         // updates a call cost more than the rest of the host's work for a small collective.
         adaptive: fabric.node_ranks == fabric.local.len() && fabric.local.len() > cores,
-        crowded: fabric.node_ranks > cores,
+        crowded,
         crowded_wait: WaitLimits::crowded(),
         pin_cpus,
         follow_cpus,

@@ -5,7 +5,7 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 14;
+pub const ABI_VERSION: u32 = 15;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
@@ -185,6 +185,7 @@ impl AbiLayout {
         ("pld_coll_args", "ll_off"),
         ("pld_coll_args", "ll_stride"),
         ("pld_coll_args", "divisor"),
+        ("pld_coll_args", "ll_slots"),
         ("pld_p2p_op", ""),
         ("pld_p2p_op", "what"),
         ("pld_p2p_op", "seq"),

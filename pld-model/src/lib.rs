@@ -19,5 +19,8 @@ pub use abi::{
 pub use contract::{AllReduceMode, Collective, Contract, KernelKind, KernelVariant, WindowRole};
 pub use dtype::{DType, Element};
 pub use hash::fnv1a64;
-pub use ll::{LL_HEADER, LL_INBOX_BUDGET, LL_MAX_BYTES, LL_SLOTS, LL_TAKEN, LL_UNANSWERED, LlLayout};
+pub use ll::{
+    LL_DEEP_SLOTS, LL_DEEP_WINDOW_SHARE, LL_HEADER, LL_INBOX_BUDGET, LL_MAX_BYTES, LL_SLOTS, LL_TAKEN, LL_UNANSWERED,
+    LlLayout,
+};
 pub use op::ReduceOp;

@@ -187,11 +187,11 @@ impl Host<'_> {
         if let Some(first) = comms.first() {
             comms.iter().for_each(|g| self.keep_comm(&g.comm));
             (args.board_off, args.ll_off) = (first.comm.board_off as u64, first.comm.ll.offset as u64);
-            args.ll_stride = first.comm.ll.stride() as u64;
+            (args.ll_stride, args.ll_slots) = (first.comm.ll.stride() as u64, first.comm.ll.slots());
         } else {
             let comm = &shared.world;
-            (args.board_off, args.ll_off, args.ll_stride) =
-                (comm.board_off as u64, comm.ll.offset as u64, comm.ll.stride() as u64);
+            (args.board_off, args.ll_off, args.ll_stride, args.ll_slots) =
+                (comm.board_off as u64, comm.ll.offset as u64, comm.ll.stride() as u64, comm.ll.slots());
         }
         let mut fingerprint = Fingerprint {
             seq: 0,

@@ -111,6 +111,8 @@ pub(crate) struct CollArgs {
     pub ll_stride: u64,
     /// fp8 `op = avg`: the kernel's one rounding divides by this first (0: no division).
     pub divisor: u64,
+    /// Slots per sender in every LL inbox (a power of two).
+    pub ll_slots: u64,
 }
 
 impl CollArgs {
@@ -229,6 +231,7 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_coll_args", "ll_off") => offset_of!(CollArgs, ll_off),
                 ("pld_coll_args", "ll_stride") => offset_of!(CollArgs, ll_stride),
                 ("pld_coll_args", "divisor") => offset_of!(CollArgs, divisor),
+                ("pld_coll_args", "ll_slots") => offset_of!(CollArgs, ll_slots),
                 ("pld_p2p_op", "") => size_of::<P2pOp>(),
                 ("pld_p2p_op", "what") => offset_of!(P2pOp, what),
                 ("pld_p2p_op", "seq") => offset_of!(P2pOp, seq),

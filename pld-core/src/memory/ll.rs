@@ -15,6 +15,11 @@ impl LlArea {
         self.layout.map_or(0, |l| l.stride as usize)
     }
 
+    /// Slots per sender in every inbox, as kernels receive it (0: no LL messages).
+    pub(crate) fn slots(&self) -> u64 {
+        self.layout.map_or(0, |l| l.slots)
+    }
+
     /// Whether window offset `off` lies in the area.
     pub(crate) fn contains(&self, off: u64) -> bool {
         self.layout.is_some_and(|l| (self.offset as u64..self.offset as u64 + l.bytes()).contains(&off))
