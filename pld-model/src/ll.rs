@@ -17,8 +17,9 @@ pub const LL_SLOTS: u64 = 32;
 /// room (see [`LlLayout::new`]): every rotation of the threads then carries up to 128 calls
 /// (measured side by side against 32 at 4 and 8 ranks on 2 cores: 8 B-512 B broadcast, gather
 /// and scatter 1.3-2.2x faster at 4 ranks, 1.3-1.45x at 8; 128 against 64: 1.05-1.3x). Not
-/// where each rank has a core: nobody runs that far ahead there, and 128 slots of 4 KiB put each
-/// call's message on a page of its own (2 ranks on 2 cores: 0.82-0.94x, the TLB's misses).
+/// where each rank has a core: nobody runs that far ahead there, and 128 slots of 4 KiB were
+/// slower at 2 ranks on 2 cores (0.82-0.94x; each call's message on a page of its own is the
+/// suspect).
 pub const LL_DEEP_SLOTS: u64 = 128;
 /// The LL area takes at most this share of a window for its deeper slots (1/16: a window of
 /// 1 MiB or less keeps [`LL_SLOTS`]).
