@@ -23,8 +23,9 @@ fn world(nranks: usize) -> World {
     World::builder(nranks).window_bytes(64 << 20).local().unwrap()
 }
 
-/// Calls per case: enough that each LL slot is used at least twice (the 64 MiB windows above
-/// have room for the deepest layout, `pld_model::LL_DEEP_SLOTS` slots per sender, at 2-4 ranks).
+/// Calls per case: enough that each LL slot is used at least twice, also in the deepest layout
+/// (`pld_model::LL_DEEP_SLOTS` slots per sender, where the ranks outnumber the cores: the cases
+/// of 3-8 ranks on a 2-core machine; the 64 MiB windows above have room for it).
 const CALLS: std::ops::RangeInclusive<usize> = {
     let slots = pld_model::LL_DEEP_SLOTS as usize;
     2 * slots + 1..=2 * slots + 8

@@ -717,8 +717,12 @@ static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p,
              * thin out, up to one per 64 pauses; the pauses count against the spin phase, which
              * so lasts as long as any wait's. */
             if (pld_backoff_spinning(c, &b)) {
-                for (uint32_t i = 1; i < quiet; ++i) pld_cpu_relax();
-                b.spins += (int32_t)quiet - 1;
+                /* Never past the spin phase's last poll: the step below ends the phase exactly
+                 * there, where pld_backoff_watch records what this wait waits for. */
+                int32_t extra = (int32_t)quiet - 1;
+                if (extra > c->spin_limit - 1 - b.spins) extra = c->spin_limit - 1 - b.spins;
+                for (int32_t i = 0; i < extra; ++i) pld_cpu_relax();
+                b.spins += extra;
                 if (quiet < 64) quiet *= 2;
             }
             pld_backoff_watch(c, &b, a->ll_off, a->ll_off, 0, (int32_t)last, PLD_WAIT_GE, p);

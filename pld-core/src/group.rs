@@ -8,11 +8,13 @@
 
 use std::sync::Arc;
 
+use pld_model::LlLayout;
+
 use crate::comm::Comm;
 use crate::device::abi::FingerprintWords;
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::memory::LlArea;
+use crate::memory::{Allocation, LlArea};
 
 /// An ordered set of world ranks that run collectives together, with ranks of their own:
 /// member `i` is group rank `i`. Roots, counts and `nranks` of a collective over a group are in
@@ -227,17 +229,24 @@ impl Host<'_> {
         // world across nodes (whose nodes may be crowded or not) keeps the base depth.
         let n = shared.nranks;
         let crowded = shared.tuning.crowded && shared.fabric.addressable(0..n);
-        let layout = shared
-            .settings
-            .ll_layout(size, shared.heap().capacity(), crowded)
-            .filter(|_| groups.iter().all(|members| shared.fabric.addressable(members.iter().copied())));
-        let (ll, mut areas) = match layout {
-            Some(layout) => {
-                let bytes = usize::try_from(layout.bytes()).unwrap_or(usize::MAX);
-                let area = self.allocate(&format!("{label}: small-message area"), bytes)?;
-                (LlArea { offset: area.offset(), layout: Some(layout) }, vec![area])
-            }
-            None => (LlArea::default(), Vec::new()),
+        let addressable = groups.iter().all(|members| shared.fabric.addressable(members.iter().copied()));
+        let layout_for =
+            |crowded| shared.settings.ll_layout(size, shared.heap().capacity(), crowded).filter(|_| addressable);
+        let small_messages = format!("{label}: small-message area");
+        let allocate_ll = |layout: LlLayout| -> Result<(LlArea, Vec<Arc<Allocation>>)> {
+            let area = self.allocate(&small_messages, usize::try_from(layout.bytes()).unwrap_or(usize::MAX))?;
+            Ok((LlArea { offset: area.offset(), layout: Some(layout) }, vec![area]))
+        };
+        let (ll, mut areas) = match (layout_for(crowded), layout_for(false)) {
+            // A window without room for the deeper slots gives the group the base depth, as it
+            // had before they existed (an allocation fails alike on every process, so every
+            // process takes the same layout).
+            (Some(deep), Some(base)) if deep.slots > base.slots => match allocate_ll(deep) {
+                Ok(found) => found,
+                Err(_) => allocate_ll(base)?,
+            },
+            (Some(layout), _) => allocate_ll(layout)?,
+            (None, _) => (LlArea::default(), Vec::new()),
         };
         areas.push(Arc::clone(&board));
         let parts = shared.fabric.comm_parts();
