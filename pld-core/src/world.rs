@@ -11,7 +11,7 @@ use std::time::Duration;
 use pld_model::LlLayout;
 
 use crate::config::{Settings, WorldBuilder};
-use crate::cpus::{allowed_cpus, node_cpus};
+use crate::cpus::allowed_cpus;
 use crate::device::abi::FingerprintWords;
 use crate::device::builtins;
 use crate::error::{Error, Result};
@@ -65,7 +65,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     let board_bytes = 2 * std::mem::size_of::<FingerprintWords>();
     // The LL message area, on transports where peers are addressable (so on one node, where
     // every process counts the same cores and ranks, and so makes the same layout).
-    let cores = node_cpus();
+    let cores = fabric.cores;
     let crowded = fabric.node_ranks > cores;
     let ll_layout =
         settings.ll_layout(nranks, fabric.heap.capacity(), crowded).filter(|_| fabric.addressable(0..nranks));

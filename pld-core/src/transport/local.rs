@@ -16,6 +16,7 @@ pub(crate) fn fabric(nranks: usize, heap: SymmetricHeap) -> Fabric {
         nranks,
         local: 0..nranks,
         node_ranks: nranks,
+        cores: crate::cpus::node_cpus(),
         heap: Arc::new(heap),
         control: control.as_ptr().cast::<i32>().cast_mut(),
         ops: &LOCAL_OPS,

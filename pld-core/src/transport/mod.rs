@@ -26,6 +26,9 @@ pub(crate) struct Fabric {
     /// Ranks that share this machine's cores (for the spin budget): the node's, and those of
     /// other nodes on the same machine (containers, namespaces).
     pub(crate) node_ranks: usize,
+    /// The cores those ranks share, one count for every process on the machine (the least any
+    /// of them sees): the LL layout depends on it, and every process must make the same.
+    pub(crate) cores: usize,
     pub(crate) heap: Arc<SymmetricHeap>,
     /// `[abort, sleepers[nranks]]`: in memory every process of the node maps, so the abort flag
     /// and the futex sleepers work across processes.

@@ -242,6 +242,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
     let started_ns = crate::trace::clock::monotonic_ns();
     let launcher = nodes.launcher(rma);
     let node_ranks = nodes.on_machine.max(node_size as usize);
+    let cores = nodes.cpus;
     let node_of = nodes.node_indices();
     // Between nodes MPI's own collectives, where every node runs as many ranks (one column
     // per index within a node).
@@ -273,6 +274,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         nranks,
         local: rank as usize..rank as usize + 1,
         node_ranks,
+        cores,
         heap: std::sync::Arc::new(heap),
         control,
         ops,
@@ -448,6 +450,9 @@ struct Nodes {
     /// The ranks on this machine, of every node on it: they share its cores. More than the
     /// node's where nodes are containers or namespaces of one machine (`.ci/two-hosts`).
     on_machine: usize,
+    /// The cores of this machine, the least any of its processes counts (a container may see
+    /// fewer), so that every process on it makes the same LL layout.
+    cpus: usize,
 }
 
 /// This machine's identity, the same in every container and namespace on it: the kernel's boot
@@ -475,20 +480,22 @@ impl Nodes {
         }
         // Where the machine is unknown, each node counts as a machine of its own.
         let machine = machine_id().unwrap_or(u64::MAX - leader as u64);
-        let mut mine = vec![node_rank as u64, node_size as u64, leader as u64, machine];
+        let cpus = crate::cpus::node_cpus() as u64;
+        let mut mine = vec![node_rank as u64, node_size as u64, leader as u64, machine, cpus];
         mine.extend(name.chunks(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default())));
         let all = allgather_within(rank, &mine, timeout, "counting the job's nodes")?;
         let rows = all.chunks(mine.len());
         let on_machine = rows.clone().filter(|r| r[3] == mine[3]).count();
+        let cpus = rows.clone().filter(|r| r[3] == mine[3]).map(|r| r[4] as usize).min().unwrap_or(1).max(1);
         let sizes = rows.clone().filter(|r| r[0] == 0).map(|r| r[1] as usize);
         let (count, min, max) = sizes.fold((0, usize::MAX, 0), |(n, lo, hi), s| (n + 1, lo.min(s), hi.max(s)));
         let node_of = rows
             .map(|r| {
-                let bytes: Vec<u8> = r[4..].iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
+                let bytes: Vec<u8> = r[5..].iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
                 (r[2] as usize, String::from_utf8_lossy(&bytes).into_owned())
             })
             .collect();
-        Ok(Nodes { count, ranks: (min, max), node_of, rank, on_machine })
+        Ok(Nodes { count, ranks: (min, max), node_of, rank, on_machine, cpus })
     }
 
     /// The world ranks of the node whose lowest rank is `leader`, in node-rank order.
