@@ -14,7 +14,7 @@ fn every_constant_and_ll_offset_of_the_header_matches_pld_model() {
     let nranks = [1u64, 2, 3, 8, 1000];
     let mut program = String::from("#include <stdio.h>\n#include \"pld_device.h\"\nint main(void) {\n");
     program.push_str("    printf(\"%u %llu %llu\\n\", (unsigned)PLD_ABI_VERSION, (unsigned long long)PLD_TILE_BYTES, (unsigned long long)PLD_LL_HEADER);\n");
-    let depths = [LL_SLOTS, LL_DEEP_SLOTS];
+    let depths = [LL_SLOTS, LL_SLOTS * 2, LL_DEEP_SLOTS];
     for n in nranks {
         for slots in depths {
             program.push_str(&format!(

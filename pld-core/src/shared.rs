@@ -541,3 +541,17 @@ impl Shared {
         self.failure.lock().unwrap_or_else(|p| p.into_inner()).kept.extend(windows);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crowded_wait_spins_a_short_while_and_always_yields_in_the_end() {
+        let crowded = WaitLimits::crowded();
+        assert!((2..=64).contains(&crowded.spins), "{crowded:?}");
+        assert!(crowded.spins < WaitLimits::ROOMY.spins && crowded.yields > 0, "{crowded:?}");
+        // Calibrated once per process: every world of it waits alike.
+        assert_eq!(WaitLimits::crowded(), crowded);
+    }
+}
