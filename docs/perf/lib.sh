@@ -37,3 +37,21 @@ against_mpis() {
     gated "$out" "$name" "\$ pld-bench $* --baseline all --repeat $repeat --time $seconds" \
         "$bench" "$@" --baseline all --repeat "$repeat" --time "$seconds" "${extra[@]}"
 }
+
+# The collectives the bench measures, in the order the tables list them.
+COLLECTIVES=(all_reduce broadcast barrier all_gather reduce_scatter all_to_all all_to_all_v reduce gather scatter
+    all_gather_v sendrecv)
+
+# mpis_for N: the `--mpis` a run of N ranks takes. With more ranks than cores MPICH has no mode
+# that yields: a small call takes 0.8-2 ms (4 ranks on 2 cores, broadcast of 8 B: 2088 us, 1876
+# us bound to cores, 862 us with its progress throttled), a thousand times the others, and its
+# large sizes take minutes a run; there it is left out, the Open MPIs (which yield when idle) stay.
+mpis_for() { if [ "$1" -gt "$(nproc)" ]; then echo "--mpis openmpi4,openmpi5"; fi; }
+
+# against_base OUT BASE: makes OUT and builds this tree's pld-bench (target/release) and BASE's
+# (build_base_bench); prints the path of BASE's.
+against_base() {
+    mkdir -p "$1"
+    cargo build -q --release -p pld-bench >&2
+    build_base_bench "$2"
+}

@@ -11,11 +11,9 @@ repeat=${1:-7}
 seconds=${2:-0.2}
 base=${BASE:-7416b22}
 out=docs/perf/host_path
-mkdir -p "$out"
-cargo build -q --release -p pld-bench
 # shellcheck source=docs/perf/lib.sh
 source docs/perf/lib.sh
-base_bench=$(build_base_bench "$base")
+base_bench=$(against_base "$out" "$base")
 for n in 1 2 4; do
     for coll in barrier broadcast all_reduce reduce gather scatter; do
         args=("$coll" -b 8 -e 8 -n "$n" --baseline "bench:$base_bench" --repeat "$repeat" --time "$seconds")

@@ -17,10 +17,9 @@ mkdir -p "$out"
 # shellcheck source=docs/perf/lib.sh
 source docs/perf/lib.sh
 run() { PLOT=0 against_mpis "$out" "$@"; } # name, args...
-# MPICH has no mode that yields where ranks outnumber the cores (see run_mpis.sh): left out there.
-mpis_for() { if [ "$1" -gt "$(nproc)" ]; then echo "--mpis openmpi4,openmpi5"; fi; }
+# MPICH is left out where ranks outnumber the cores (lib.sh's mpis_for says why).
 for n in 2 4; do
-    for coll in all_reduce broadcast barrier all_gather reduce_scatter all_to_all all_to_all_v reduce gather scatter all_gather_v sendrecv; do
+    for coll in "${COLLECTIVES[@]}"; do
         # shellcheck disable=SC2046
         case $coll in
             barrier) run "${coll}_n$n" "$coll" -n "$n" $(mpis_for "$n") ;;

@@ -12,11 +12,9 @@ repeat=${1:-7}
 seconds=${2:-0.2}
 base=${BASE:-2b81f2d}
 out=docs/perf/tracing
-mkdir -p "$out"
-cargo build -q --release -p pld-bench
 # shellcheck source=docs/perf/lib.sh
 source docs/perf/lib.sh
-base_bench=$(build_base_bench "$base")
+base_bench=$(against_base "$out" "$base")
 run() { # name, command...
     local name=$1
     shift

@@ -431,8 +431,8 @@ impl<'w> Host<'w> {
         true
     }
 
-    /// Adds a send or a receive to the batch queued before this host's next other work.
-    /// The sends and receives collected, not yet queued.
+    /// The sends and receives collected, not yet queued: queued as a batch before this host's
+    /// next other work.
     pub(crate) fn collected_p2p(&self) -> std::cell::RefMut<'_, crate::collective::Collected> {
         self.p2p.borrow_mut()
     }

@@ -327,17 +327,21 @@ impl Host<'_> {
                 return;
             }
         };
-        let mut ranks: Vec<usize> = batch.ops.iter().map(|p| p.rank).collect();
-        ranks.sort_unstable();
-        ranks.dedup();
+        // One run of indices per rank, in the order the kernel wants: each direction's messages
+        // together, in message order (a stable sort keeps each direction's call order, which
+        // is its numbering). Indices, not the ops: they are large, and stay where they are.
+        let ops = &batch.ops;
+        let mut order: Vec<u32> = (0..ops.len() as u32).collect();
+        order.sort_by_key(|&i| {
+            let p = &ops[i as usize];
+            (p.rank, p.op.peer, p.op.is_send)
+        });
+        let runs: Vec<Vec<u32>> =
+            order.chunk_by(|&a, &b| ops[a as usize].rank == ops[b as usize].rank).map(<[u32]>::to_vec).collect();
         let batch = Arc::new(batch);
-        for rank in ranks {
-            // The kernel wants each direction's messages together, in message order: the ops'
-            // indices sorted (stable: each direction's call order is its numbering), their
-            // words gathered in that order (the ops stay where they are: they are large).
+        for order in runs {
             let ops = &batch.ops;
-            let mut order: Vec<u32> = (0..ops.len() as u32).filter(|&i| ops[i as usize].rank == rank).collect();
-            order.sort_by_key(|&i| (ops[i as usize].op.peer, ops[i as usize].op.is_send));
+            let rank = ops[order[0] as usize].rank;
             let words: Vec<P2pOp> = order.iter().map(|&i| ops[i as usize].op).collect();
             let sends = words.iter().filter(|w| w.is_send != 0).count() as u32;
             let what = CallWhat::SendRecv { sends, receives: words.len() as u32 - sends };
