@@ -666,9 +666,14 @@ static inline uint64_t pld_ll_slot_of(const pld_coll_args *a, uint64_t seq) {
     return seq & (a->ll_slots - 1);
 }
 
-static inline uint64_t pld_ll_slot_off(const pld_ctx *c, const pld_coll_args *a, int32_t sender) {
-    const uint64_t slot = (uint64_t)sender * a->ll_slots + pld_ll_slot_of(a, a->call.seq);
+/* The offset of the slot `sender` writes call `seq`'s message to (in every inbox). */
+static inline uint64_t pld_ll_slot_off_at(const pld_ctx *c, const pld_coll_args *a, int32_t sender, uint64_t seq) {
+    const uint64_t slot = (uint64_t)sender * a->ll_slots + pld_ll_slot_of(a, seq);
     return a->ll_off + 64 + pld_ll_tables_bytes(c->nranks, a->ll_slots) + slot * a->ll_stride;
+}
+
+static inline uint64_t pld_ll_slot_off(const pld_ctx *c, const pld_coll_args *a, int32_t sender) {
+    return pld_ll_slot_off_at(c, a, sender, a->call.seq);
 }
 
 /* Whether `bytes` per rank can travel as LL messages: every peer addressable, a slot holds them. */
@@ -804,6 +809,14 @@ static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t
 static inline void pld_ll_take(pld_ctx *c, const pld_coll_args *a, int32_t peer) {
     pld_fingerprint *header = (pld_fingerprint *)(c->local_base + pld_ll_slot_off(c, a, peer));
     __atomic_store_n(&header->seq, a->call.seq | PLD_LL_TAKEN, __ATOMIC_RELAXED);
+    /* The writer of an unanswered message (a broadcast's or a scatter's root) waits for nobody,
+     * so it runs ahead of its readers until the slots are full: its next message is most likely
+     * written already. Its line is asked for now, to cross between the cores while this call
+     * ends and the host prepares the next, not at the next call's first poll. (Not for answered
+     * messages: their writers keep step with their readers, and a line fetched while its writer
+     * fills it has to go back for the writer's last store: all_reduce at 2 ranks measured up to
+     * 2x slower with this in every receive.) */
+    __builtin_prefetch(c->local_base + pld_ll_slot_off_at(c, a, peer, a->call.seq + 1), 0, 3);
 }
 
 /* ---------------------------------------------------------------- point-to-point
