@@ -791,9 +791,13 @@ const BROADCAST: &str = r#"    const int32_t root = a->root;
         const void *data;
         PLD_TRY(pld_publish(c, a));
         if (c->rank == root) {
+            /* Room in every inbox first, then every message, then one fence for all (see
+             * pld_ll_wake_all). */
+            for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_room(c, a, (root + i) % c->nranks));
             for (int32_t i = 1; i < c->nranks; ++i)
-                PLD_TRY(pld_ll_post(c, a, (root + i) % c->nranks, c->local_base + a->target_off, a->count,
-                                    pld_ll_unanswered(a)));
+                PLD_TRY(pld_ll_post_to(c, a, (root + i) % c->nranks, c->local_base + a->target_off, a->count,
+                                       pld_ll_unanswered(a), 0));
+            pld_ll_wake_all(c, a, root);
             return PLD_OK;
         }
         PLD_TRY(pld_ll_receive(c, a, root, &data));
