@@ -329,22 +329,22 @@ fn time_per_call(
         warmed += slowest(run(iters)?)?;
         iters *= 2;
     }
-    let mut iters = 1;
-    let mut elapsed = slowest(run(iters)?)?;
-    while elapsed < SHORTEST_RUN && iters < 1 << 20 {
-        iters *= 4;
-        elapsed = slowest(run(iters)?)?;
-    }
+    // `iters` calls, 4x more while the slowest rank took less than SHORTEST_RUN (up to `most`).
+    let at_least_shortest = |mut iters: usize, most: usize| -> pld::Result<(usize, Duration)> {
+        let mut elapsed = slowest(run(iters)?)?;
+        while elapsed < SHORTEST_RUN && iters < most {
+            iters = (iters * 4).min(most);
+            elapsed = slowest(run(iters)?)?;
+        }
+        Ok((iters, elapsed))
+    };
+    let (iters, elapsed) = at_least_shortest(1, 1 << 20)?;
     let per_call = elapsed.as_secs_f64() / iters as f64;
-    let mut iters = ((seconds / per_call.max(1e-9)) as usize).clamp(5, MOST_CALLS);
+    let iters = ((seconds / per_call.max(1e-9)) as usize).clamp(5, MOST_CALLS);
     // A measured run shorter than the calibration's (it found calls slower than they run now)
     // is not kept: so short a run can end before a queue (a socket's, an LL inbox's) fills,
     // timing a burst instead of the steady state. As bench/baselines/mpibench.c does.
-    let mut elapsed = slowest(run(iters)?)?;
-    while elapsed < SHORTEST_RUN && iters < MOST_CALLS {
-        iters = (iters * 4).min(MOST_CALLS);
-        elapsed = slowest(run(iters)?)?;
-    }
+    let (iters, elapsed) = at_least_shortest(iters, MOST_CALLS)?;
     Ok(elapsed / iters as u32)
 }
 

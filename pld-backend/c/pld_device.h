@@ -701,43 +701,16 @@ static inline int32_t pld_ll_untaken(pld_ctx *c, const pld_coll_args *a, int32_t
     return PLD_MISMATCH;
 }
 
-/* Sends `bytes` at `src` to `peer` as this call's message (pld_ll_fits must hold; the call is
- * published on the board first, by pld_ll_send or the caller). `flags`: PLD_LL_UNANSWERED for
- * a message that gets no reply (its reader marks it taken with pld_ll_take), else 0. */
-static inline int32_t pld_ll_post_to(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes,
-                                     uint64_t flags, int wake);
-
-static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes,
-                                  uint64_t flags) {
-    return pld_ll_post_to(c, a, p, src, bytes, flags, 1);
+/* This rank's `last_sent` entry for `p`'s slot of this call (its private LL tables). */
+static inline uint64_t *pld_ll_sent(const pld_ctx *c, const pld_coll_args *a, int32_t p) {
+    return (uint64_t *)(c->local_base + a->ll_off + 64) + (uint64_t)p * a->ll_slots + pld_ll_slot_of(a, a->call.seq);
 }
 
-/* After posts made with `wake` 0 to the peers (first + i) % nranks, i in 1..nranks (every peer
- * but this rank), each after pld_ll_room for every one of them (so no post waits while an
- * earlier one's reader may sleep unwoken): one fence, then each peer found asleep is woken. The posts' stores of their
- * call numbers then move their lines to the peers together, where a fence per post (the
- * sequentially consistent store) made the writer wait for each line in turn. The Dekker pairing
- * with a reader going to sleep holds as in pld_ll_post: every store comes before the fence, every
- * look at the sleepers after it. */
-static inline void pld_ll_wake_all(pld_ctx *c, const pld_coll_args *a, int32_t first) {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    const uint64_t slot_off = pld_ll_slot_off(c, a, c->rank);
-    for (int32_t i = 1; i < c->nranks; ++i) {
-        const int32_t p = (first + i) % c->nranks;
-        if (__atomic_load_n(c->sleepers[p], __ATOMIC_RELAXED) > 0)
-            c->ops->wake(c->ops->data, p, (const int32_t *)(c->peer_bases[p] + slot_off));
-    }
-}
-
-/* pld_ll_post; with `wake` 0 the sleeper check is the caller's, by pld_ll_wake_all once it has
- * posted to every peer. */
 /* Waits until `p`'s inbox has room for this call's message: its reader is past the call that
  * last used the slot. */
 static inline int32_t pld_ll_room(pld_ctx *c, const pld_coll_args *a, int32_t p) {
-    const uint64_t seq = a->call.seq;
-    uint64_t *last_sent = (uint64_t *)(c->local_base + a->ll_off + 64);
-    uint64_t *known_past = last_sent + (uint64_t)c->nranks * a->ll_slots;
-    const uint64_t last = PLD_LL_SEQ(last_sent[(uint64_t)p * a->ll_slots + pld_ll_slot_of(a, seq)]);
+    uint64_t *known_past = (uint64_t *)(c->local_base + a->ll_off + 64) + (uint64_t)c->nranks * a->ll_slots;
+    const uint64_t last = PLD_LL_SEQ(*pld_ll_sent(c, a, p));
     if (known_past[p] < last) {
         const uint64_t *past = (const uint64_t *)(c->peer_bases[p] + a->ll_off);
         pld_backoff b = PLD_BACKOFF_INIT;
@@ -770,11 +743,16 @@ static inline int32_t pld_ll_room(pld_ctx *c, const pld_coll_args *a, int32_t p)
     return PLD_OK;
 }
 
+/* Sends `bytes` at `src` to `peer` as this call's message (pld_ll_fits must hold; the call is
+ * published on the board first, by pld_ll_send or the caller). `flags`: PLD_LL_UNANSWERED for
+ * a message that gets no reply (its reader marks it taken with pld_ll_take), else 0. `wake` 0:
+ * the check for a sleeping reader is the caller's, by pld_ll_wake_all once it posted to every
+ * peer. */
 static inline int32_t pld_ll_post_to(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes,
                                      uint64_t flags, int wake) {
     PLD_TRY(pld_ll_room(c, a, p));
     const uint64_t seq = a->call.seq;
-    uint64_t *sent = (uint64_t *)(c->local_base + a->ll_off + 64) + (uint64_t)p * a->ll_slots + pld_ll_slot_of(a, seq);
+    uint64_t *sent = pld_ll_sent(c, a, p);
     const uint64_t last = PLD_LL_SEQ(*sent);
     if (c->watch->timed) c->watch->ll = 1;
     const uint64_t slot_off = pld_ll_slot_off(c, a, c->rank);
@@ -787,17 +765,38 @@ static inline int32_t pld_ll_post_to(pld_ctx *c, const pld_coll_args *a, int32_t
     for (int k = 0; k < 3; ++k) __atomic_store_n(&header->what[k], a->call.what[k], __ATOMIC_RELAXED);
     /* Release of the data and the words above; sequentially consistent for the Dekker pairing
      * with a reader going to sleep on the call number's low half (either it sees the number or
-     * this rank sees it asleep). Measured: no slower than a plain release store here. */
-    if (!wake) {
+     * this rank sees it asleep). Measured: no slower than a plain release store here. Without
+     * `wake`, a release store: the caller fences once after all its posts (pld_ll_wake_all). */
+    if (wake)
+        __atomic_store_n(&header->seq, seq, __ATOMIC_SEQ_CST);
+    else
         __atomic_store_n(&header->seq, seq, __ATOMIC_RELEASE);
-        *sent = seq | flags;
-        return PLD_OK;
-    }
-    __atomic_store_n(&header->seq, seq, __ATOMIC_SEQ_CST);
     *sent = seq | flags;
-    if (__atomic_load_n(c->sleepers[p], __ATOMIC_SEQ_CST) > 0)
+    if (wake && __atomic_load_n(c->sleepers[p], __ATOMIC_SEQ_CST) > 0)
         c->ops->wake(c->ops->data, p, (const int32_t *)&header->seq);
     return PLD_OK;
+}
+
+/* pld_ll_post_to that wakes the reader if it sleeps. */
+static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes,
+                                  uint64_t flags) {
+    return pld_ll_post_to(c, a, p, src, bytes, flags, 1);
+}
+
+/* After pld_ll_room for every peer (first + i) % nranks, i in 1..nranks, then pld_ll_post_to
+ * with `wake` 0 to each (so no post waits while an earlier one's reader may sleep unwoken): one
+ * fence, then every peer found asleep is woken. The posts' lines then move to the peers together,
+ * where a sequentially consistent store per post made the writer wait for each line in turn. The
+ * Dekker pairing with a reader going to sleep holds as in pld_ll_post: every store comes before
+ * the fence, every look at the sleepers after it. */
+static inline void pld_ll_wake_all(pld_ctx *c, const pld_coll_args *a, int32_t first) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    const uint64_t slot_off = pld_ll_slot_off(c, a, c->rank);
+    for (int32_t i = 1; i < c->nranks; ++i) {
+        const int32_t p = (first + i) % c->nranks;
+        if (__atomic_load_n(c->sleepers[p], __ATOMIC_RELAXED) > 0)
+            c->ops->wake(c->ops->data, p, (const int32_t *)(c->peer_bases[p] + slot_off));
+    }
 }
 
 /* The flags of a message that gets no reply: checked for being taken where calls are checked. */
