@@ -100,6 +100,8 @@ fn recording_settings_that_cannot_be_meant_are_errors_naming_the_variable() {
     assert_rejected("PLD_FLIGHT_RECORDER", "lots", "whole number of calls");
     assert_rejected("PLD_TRACE", "/no/such/folder/trace.json", "a file this process can create");
     assert_rejected("PLD_TRACE_ON_ERROR", "/no/such/folder/dump.json", "a folder that exists");
+    assert_rejected("PLD_TRACE_EVENTS", "0", "a positive whole number");
+    assert_rejected("PLD_TRACE_EVENTS", "many", "a positive whole number");
     assert!(child(&[("PLD_FLIGHT_RECORDER", "0")]).starts_with("ok "));
 }
 

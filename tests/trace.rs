@@ -56,3 +56,36 @@ fn the_quickstart_writes_a_trace_with_its_all_reduce_on_every_rank() {
     // The host's reads of the result (stage_out!) are on the host's track.
     assert_eq!(trace.events.iter().filter(|e| e.cat == "host" && e.name.starts_with("read `data`")).count(), 4);
 }
+
+/// A trace keeps each rank's last calls, as many as asked and less than two chunks more (a
+/// chunk is 128 calls for a bound of 100), and says how many it dropped; the calls it keeps are the last ones, in
+/// order, none missing.
+#[test]
+fn a_long_run_keeps_each_ranks_last_calls_and_says_how_many_it_dropped() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-bounded");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bounded.json");
+    let calls = 1000;
+    {
+        let world = pld::World::builder(2).trace(&path).trace_events(100).local().unwrap();
+        let host = world.host().unwrap();
+        for _ in 0..calls {
+            host.barrier(pld::Opts::new()).unwrap();
+        }
+    }
+    let trace = pld_trace::Trace::load(&path).unwrap();
+    assert_eq!(trace.check(), Vec::<String>::new());
+    let dropped =
+        trace.other["dropped_calls"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect::<Vec<_>>();
+    for (rank, kept) in trace.calls_by_rank() {
+        assert!((100..100 + 2 * 128).contains(&kept.len()), "rank {rank} kept {}", kept.len());
+        let numbers: Vec<u64> = kept.iter().map(|e| e.call().unwrap()).collect();
+        let first = calls - kept.len() as u64 + 1;
+        assert_eq!(numbers, (first..=calls).collect::<Vec<_>>(), "rank {rank}");
+        assert_eq!(dropped[rank as usize] + kept.len() as u64, calls, "rank {rank}");
+    }
+    let summary = pld_trace::summary(&trace);
+    assert_eq!(summary.dropped.values().sum::<u64>(), dropped.iter().sum::<u64>());
+    assert!(summary.to_string().contains("dropped: rank 0: "), "{summary}");
+}

@@ -29,6 +29,12 @@ pub const DEFAULT_NRANKS: usize = 4;
 /// Default number of calls each rank's flight recorder keeps, overridable with
 /// `PLD_FLIGHT_RECORDER` (0: none).
 pub const DEFAULT_FLIGHT_RECORDER: usize = 64;
+/// Default number of calls a trace keeps per rank (the last ones), overridable with
+/// `PLD_TRACE_EVENTS`: 8 MiB of events per rank, mapped when the world starts, and some 60 MB
+/// of trace file. A longer run reuses the memory of its oldest events instead of growing
+/// without bound (a rank making 10 000 calls a second would otherwise hold a gigabyte after an
+/// hour).
+pub const DEFAULT_TRACE_EVENTS: usize = 1 << 18;
 
 const SIZE_FORM: &str =
     "a byte count, optionally with K/M/G/T or KiB/MiB/GiB/TiB (powers of 1024), e.g. 4096, 64K, 1GiB";
@@ -50,6 +56,7 @@ pub struct WorldBuilder {
     check_calls: bool,
     flight_recorder: Option<usize>,
     trace: Option<PathBuf>,
+    trace_events: Option<usize>,
     trace_on_error: Option<PathBuf>,
 }
 
@@ -66,6 +73,7 @@ impl WorldBuilder {
             check_calls: true,
             flight_recorder: None,
             trace: None,
+            trace_events: None,
             trace_on_error: None,
         }
     }
@@ -134,6 +142,16 @@ impl WorldBuilder {
         self
     }
 
+    /// How many calls a trace keeps per rank: the last ones (default `PLD_TRACE_EVENTS`, else
+    /// [`DEFAULT_TRACE_EVENTS`]; events are kept in chunks of up to 65536, and up to two chunks
+    /// more may be kept). A longer run drops its oldest
+    /// events and reuses their memory; the trace file and a line on standard error say how many
+    /// each rank dropped.
+    pub fn trace_events(mut self, calls: usize) -> WorldBuilder {
+        self.trace_events = Some(calls);
+        self
+    }
+
     /// Writes the flight recorder of every rank of this process to `path` as a trace file when
     /// a call fails (default `PLD_TRACE_ON_ERROR`, else none): the last calls of each rank with
     /// their times and states. Recording times costs a clock read per call, so it is off
@@ -196,6 +214,14 @@ impl WorldBuilder {
                     .unwrap_or(DEFAULT_FLIGHT_RECORDER),
             },
             trace: self.trace.clone().or_else(|| env_path("PLD_TRACE")),
+            trace_events: match self.trace_events {
+                Some(0) => return Err(invalid("WorldBuilder::trace_events", 0, COUNT_FORM)),
+                Some(calls) => calls,
+                None => env_parsed("PLD_TRACE_EVENTS", COUNT_FORM, |raw| {
+                    raw.trim().parse::<usize>().ok().filter(|&n| n > 0)
+                })?
+                .unwrap_or(DEFAULT_TRACE_EVENTS),
+            },
             trace_on_error: self.trace_on_error.clone().or_else(|| env_path("PLD_TRACE_ON_ERROR")),
         })
     }
@@ -228,6 +254,8 @@ pub(crate) struct Settings {
     pub(crate) flight_recorder: usize,
     /// Where the trace goes, when one is recorded.
     pub(crate) trace: Option<PathBuf>,
+    /// Calls a trace keeps per rank (the last ones).
+    pub(crate) trace_events: usize,
     /// Where the flight recorder goes when a call fails, when asked for.
     pub(crate) trace_on_error: Option<PathBuf>,
 }

@@ -112,7 +112,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
     };
     let local = fabric.local.clone();
     let tracer = Tracer::new(
-        settings.trace.as_deref(),
+        (settings.trace.as_deref(), settings.trace_events),
         settings.trace_on_error.as_deref(),
         &fabric.launcher,
         nranks,

@@ -35,6 +35,9 @@ pub struct Summary {
     /// For each rank, the microseconds other ranks spent in calls before it arrived (it came
     /// last to those calls).
     pub waited_for: BTreeMap<u64, f64>,
+    /// For each rank that dropped calls to stay within its bound (`PLD_TRACE_EVENTS`), how
+    /// many: the counts above are of the calls kept.
+    pub dropped: BTreeMap<u64, u64>,
 }
 
 impl Summary {
@@ -77,12 +80,19 @@ pub fn summary(trace: &Trace) -> Summary {
     }
     // The k-th call from one site on every rank is one call: whoever started it last kept the
     // others waiting from their start to its.
+    // A trace that dropped its oldest calls kept each rank's last ones, so there the k-th call
+    // from the end is one call.
     let by_rank = trace.calls_by_rank();
     let calls = by_rank.iter().map(|(&r, c)| (r, c.len())).collect();
+    let dropped = dropped_calls(trace);
     let mut matched: BTreeMap<(String, usize), Vec<&Event>> = BTreeMap::new();
     for events in by_rank.values() {
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-        for e in events {
+        let mut in_order: Vec<&&Event> = events.iter().collect();
+        if !dropped.is_empty() {
+            in_order.reverse();
+        }
+        for e in in_order {
             let site = e.site().unwrap_or("?");
             let k = seen.entry(site).or_default();
             matched.entry((site.to_owned(), *k)).or_default().push(e);
@@ -95,7 +105,28 @@ pub fn summary(trace: &Trace) -> Summary {
         let kept: f64 = events.iter().map(|e| (last.ts - e.ts).max(0.0)).sum();
         *waited_for.entry(last.pid).or_default() += kept;
     }
-    Summary { sites, calls, waited_for }
+    Summary { sites, calls, waited_for, dropped }
+}
+
+/// The calls each rank dropped, from the writer's `otherData.dropped_calls` (per rank it lists
+/// in `ranks`; a merged trace keeps each file's under `files`).
+fn dropped_calls(trace: &Trace) -> BTreeMap<u64, u64> {
+    let of = |other: &serde_json::Value| -> Vec<(u64, u64)> {
+        let (Some(ranks), Some(dropped)) = (other["ranks"].as_array(), other["dropped_calls"].as_array()) else {
+            return Vec::new();
+        };
+        ranks
+            .iter()
+            .zip(dropped)
+            .filter_map(|(r, d)| Some((r.as_u64()?, d.as_u64()?)))
+            .filter(|&(_, d)| d > 0)
+            .collect()
+    };
+    let mut all = of(&trace.other);
+    if let Some(files) = trace.other["files"].as_array() {
+        all.extend(files.iter().flat_map(of));
+    }
+    all.into_iter().collect()
 }
 
 impl std::fmt::Display for Summary {
@@ -121,6 +152,14 @@ impl std::fmt::Display for Summary {
         }
         let calls: Vec<String> = self.calls.iter().map(|(r, c)| format!("rank {r}: {c}")).collect();
         let _ = writeln!(out, "collective calls: {}", calls.join(", "));
+        if !self.dropped.is_empty() {
+            let dropped: Vec<String> = self.dropped.iter().map(|(r, d)| format!("rank {r}: {d}")).collect();
+            let _ = writeln!(
+                out,
+                "dropped: {} (earlier calls not in the trace; PLD_TRACE_EVENTS keeps more)",
+                dropped.join(", ")
+            );
+        }
         match self.straggler() {
             Some((rank, us)) => {
                 let _ = writeln!(out, "straggler: rank {rank} (the others waited {us:.1} us in all for it to arrive)");

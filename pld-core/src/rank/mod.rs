@@ -66,12 +66,16 @@ impl Drop for RankState {
 impl RankState {
     /// A rank's device state for a host that runs its rank's calls itself.
     pub(crate) fn new(rank: usize, shared: &Arc<Shared>) -> RankState {
+        let mut events = EventLog::default();
+        if shared.tracer.tracing() {
+            events.fill(shared.tracer.next_chunk(rank));
+        }
         RankState {
             rank,
             shared: Arc::clone(shared),
             scratch: Vec::new(),
             sites: SiteCache::default(),
-            events: EventLog::default(),
+            events,
             label_ids: LabelIds::default(),
             counted: shared.tuning.adaptive,
             diag: Diag::default(),
@@ -176,6 +180,7 @@ impl RankState {
             let flags = if error.is_none() { Event::OK } else { 0 } | if ll { Event::LL } else { 0 };
             if let Some(full) = self.events.push(Event { start, end, wait, seq: seq as u32, label: id | flags }) {
                 shared.tracer.hand_over(rank, full);
+                self.events.fill(shared.tracer.next_chunk(rank));
             }
         }
         if seq != 0 {

@@ -4,7 +4,10 @@
 //! first touched it, and then a store to a line not in the cache per call (which holds up the
 //! call's next atomic instruction until the line arrives), each cost more than the rest of
 //! recording a small call (8 B all_reduce at 2 ranks: 0.26 us a call with faults, 0.235 us
-//! without, 0.213 us without the stores).
+//! without, 0.213 us without the stores). Populating is dear even so (about 0.75 ms per 2 MiB
+//! here: 20 ns a call at 2 ranks while calls filled new chunks), so a trace keeps a bounded
+//! number of calls per rank, in chunks populated when the world starts, and a long run
+//! refills the memory of its oldest events.
 
 use rustix::mm::MapFlags;
 
@@ -14,7 +17,8 @@ use crate::memory::Mapping;
 /// Events staged before they are copied into the chunk (2 KiB).
 const STAGED: usize = 64;
 
-/// A recording thread's events: staged, then in a chunk; a full chunk goes to the world.
+/// A recording thread's events: staged, then in a chunk the world gave it
+/// (`Tracer::next_chunk`); a full chunk goes back to the world, which gives the next.
 #[derive(Default)]
 pub(crate) struct EventLog {
     staged: Vec<Event>,
@@ -35,10 +39,17 @@ impl EventLog {
         self.flush()
     }
 
+    /// Fills `chunk` next (an empty one): the caller gives one before the first event and after
+    /// every full one [`EventLog::push`] returned.
+    pub(crate) fn fill(&mut self, chunk: Chunk) {
+        debug_assert!(chunk.len() == 0 && chunk.capacity.is_multiple_of(STAGED));
+        self.chunk = Some(chunk);
+    }
+
     /// Moves the staged events into the chunk; returns the chunk if it is full.
     #[cold]
     fn flush(&mut self) -> Option<Chunk> {
-        let chunk = self.chunk.get_or_insert_with(Chunk::new);
+        let chunk = self.chunk.get_or_insert_with(|| Chunk::new(CHUNK));
         chunk.extend(&self.staged);
         self.staged.clear();
         if chunk.is_full() { self.chunk.take() } else { None }
@@ -53,8 +64,14 @@ impl EventLog {
     }
 }
 
-/// Events per chunk: 2 MiB.
+/// Events per chunk at most: 2 MiB.
 pub(crate) const CHUNK: usize = (2 << 20) / size_of::<Event>();
+
+/// The events per chunk of a trace that keeps `keep` calls per rank: [`CHUNK`], or fewer for a
+/// small bound (a whole number of staged batches).
+pub(crate) fn chunk_events(keep: usize) -> usize {
+    keep.next_multiple_of(STAGED).clamp(STAGED, CHUNK)
+}
 
 /// A fixed-capacity run of events in its own populated mapping (or, where the mapping cannot
 /// be made, an ordinary vector).
@@ -62,26 +79,41 @@ pub(crate) struct Chunk {
     /// The mapping and the events written to it.
     mapped: Option<(Mapping, usize)>,
     fallback: Vec<Event>,
+    capacity: usize,
 }
 
 impl Chunk {
-    pub(crate) fn new() -> Chunk {
-        match Mapping::new(CHUNK * size_of::<Event>(), MapFlags::POPULATE) {
-            Ok(mapping) => Chunk { mapped: Some((mapping, 0)), fallback: Vec::new() },
-            Err(_) => Chunk { mapped: None, fallback: Vec::with_capacity(CHUNK) },
+    /// An empty chunk of `capacity` events.
+    pub(crate) fn new(capacity: usize) -> Chunk {
+        match Mapping::new(capacity * size_of::<Event>(), MapFlags::POPULATE) {
+            Ok(mapping) => Chunk { mapped: Some((mapping, 0)), fallback: Vec::new(), capacity },
+            Err(_) => Chunk { mapped: None, fallback: Vec::with_capacity(capacity), capacity },
         }
     }
 
-    /// Whether it holds [`CHUNK`] events.
+    /// Whether it holds its capacity.
     pub(crate) fn is_full(&self) -> bool {
-        self.as_slice().len() >= CHUNK
+        self.len() >= self.capacity
+    }
+
+    /// The events it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    /// Forgets its events, keeping its memory.
+    pub(crate) fn clear(&mut self) {
+        match &mut self.mapped {
+            Some((_, len)) => *len = 0,
+            None => self.fallback.clear(),
+        }
     }
 
     /// Appends `events` (they must fit: the chunk holds a whole number of staged batches).
     pub(crate) fn extend(&mut self, events: &[Event]) {
         match &mut self.mapped {
             Some((mapping, len)) => {
-                assert!(*len + events.len() <= CHUNK, "a trace chunk overflowed");
+                assert!(*len + events.len() <= self.capacity, "a trace chunk overflowed");
                 let base = mapping.base().cast::<Event>();
                 // SAFETY: the slots `len..len + events.len()` lie inside the mapping (checked
                 // above), which this chunk owns; `Event` is plain data.
