@@ -799,6 +799,24 @@ static inline void pld_ll_wake_all(pld_ctx *c, const pld_coll_args *a, int32_t f
     }
 }
 
+/* Posts this call's message to every peer (first + i) % nranks, i in 1..nranks: `bytes` at
+ * src + p * stride for peer p (stride 0: the same bytes to all), `flags` as pld_ll_post's. Room
+ * in every inbox first, then every message, then one fence for all (pld_ll_wake_all). For a
+ * root whose messages get no reply (broadcast, scatter), which runs ahead of its readers: its
+ * lines then move together. Writers in step with their readers (all_gather, all_to_all,
+ * reduce_scatter, barrier) post one by one, each reader woken as soon as its message is in:
+ * this form measured 0.89x-1.06x for them at 4 ranks on 2 cores. */
+static inline int32_t pld_ll_post_all(pld_ctx *c, const pld_coll_args *a, int32_t first, const uint8_t *src,
+                                      uint64_t stride, uint64_t bytes, uint64_t flags) {
+    for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_room(c, a, (first + i) % c->nranks));
+    for (int32_t i = 1; i < c->nranks; ++i) {
+        const int32_t p = (first + i) % c->nranks;
+        PLD_TRY(pld_ll_post_to(c, a, p, src ? src + stride * (uint64_t)p : NULL, bytes, flags, 0));
+    }
+    pld_ll_wake_all(c, a, first);
+    return PLD_OK;
+}
+
 /* The flags of a message that gets no reply: checked for being taken where calls are checked. */
 static inline uint64_t pld_ll_unanswered(const pld_coll_args *a) {
     return (a->flags & PLD_CHECK_CALLS) ? PLD_LL_UNANSWERED : 0;

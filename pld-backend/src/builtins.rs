@@ -641,13 +641,7 @@ const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a-
     if (pld_ll_rows(c, a, row)) {
         const void *data;
         PLD_TRY(pld_publish(c, a));
-        if (r == root) {
-            for (int32_t i = 1; i < w; ++i) {
-                const int32_t p = (root + i) % w;
-                PLD_TRY(pld_ll_post(c, a, p, c->local_base + a->input_off + row * (uint64_t)p, row, pld_ll_unanswered(a)));
-            }
-            return PLD_OK;
-        }
+        if (r == root) return pld_ll_post_all(c, a, root, c->local_base + a->input_off, row, row, pld_ll_unanswered(a));
         PLD_TRY(pld_ll_receive(c, a, root, &data));
         memcpy(target, data, row);
         pld_ll_take(c, a, root);
@@ -790,16 +784,8 @@ const BROADCAST: &str = r#"    const int32_t root = a->root;
     if (pld_ll_fits(c, a, a->count)) {
         const void *data;
         PLD_TRY(pld_publish(c, a));
-        if (c->rank == root) {
-            /* Room in every inbox first, then every message, then one fence for all (see
-             * pld_ll_wake_all). */
-            for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_room(c, a, (root + i) % c->nranks));
-            for (int32_t i = 1; i < c->nranks; ++i)
-                PLD_TRY(pld_ll_post_to(c, a, (root + i) % c->nranks, c->local_base + a->target_off, a->count,
-                                       pld_ll_unanswered(a), 0));
-            pld_ll_wake_all(c, a, root);
-            return PLD_OK;
-        }
+        if (c->rank == root)
+            return pld_ll_post_all(c, a, root, c->local_base + a->target_off, 0, a->count, pld_ll_unanswered(a));
         PLD_TRY(pld_ll_receive(c, a, root, &data));
         memcpy(c->local_base + a->target_off, data, a->count);
         pld_ll_take(c, a, root);
