@@ -256,9 +256,22 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
             )?;
         }
         state.column_comm = Some(column);
+        let (mut column_size, mut column_rank) = (0, 0);
+        // SAFETY: plain queries on the communicator just made.
+        unsafe {
+            check("MPI_Comm_size", ffi::MPI_Comm_size(column, &mut column_size))?;
+            check("MPI_Comm_rank", ffi::MPI_Comm_rank(column, &mut column_rank))?;
+        }
         let local_index =
             (0..nranks).map(|r| nodes.ranks_on(nodes.node_of[r].0).position(|q| q == r).unwrap_or(0)).collect();
-        Some(Box::new(Columns { rank: rank as usize, scratch: Mutex::new(Vec::new()), column, node, local_index }))
+        Some(Box::new(Columns {
+            rank: rank as usize,
+            scratch: Mutex::new(Vec::new()),
+            column,
+            pair: (column_size == 2).then_some(column_rank),
+            node,
+            local_index,
+        }))
     } else {
         None
     };
@@ -297,6 +310,8 @@ struct Columns {
     /// The input of an all_reduce (a copy of the data it reduces in place), kept between calls.
     scratch: Mutex<Vec<u8>>,
     column: ffi::MPI_Comm,
+    /// Where the column is two ranks (two nodes): this rank's place in it (0 or 1).
+    pair: Option<c_int>,
     node: ffi::MPI_Comm,
     local_index: Vec<usize>,
 }
@@ -348,6 +363,53 @@ fn mpi_count(what: &str, count: usize) -> Result<c_int> {
 }
 
 impl Columns {
+    /// The all_reduce of a column of two (`me`: this rank's place in it): each sends its data to
+    /// the other and reduces what it received with its own, both in the same order (place 1's
+    /// operand first), so both hold the same bits. Open MPI's MPI_Allreduce of two processes
+    /// over TCP measured a step at 4 KiB (pld's all_reduce across two hosts 32.8 / 63.8 /
+    /// 38.2 us at 2 / 4 / 8 KiB); one exchange has none.
+    fn exchange_and_reduce(
+        &self,
+        me: c_int,
+        data: *mut u8,
+        theirs: &mut [u8],
+        (n, ty, op): (c_int, ffi::MPI_Datatype, ffi::MPI_Op),
+        timeout: Duration,
+    ) -> Result<()> {
+        let peer = 1 - me;
+        let _armed = Watchdog::arm(self.rank, timeout, "all_reduce between nodes");
+        // SAFETY: `data` and `theirs` each hold `n` elements of `ty`; the peer makes the same
+        // exchange (the same count: every member of a column reduces the same slice).
+        unsafe {
+            check(
+                "MPI_Sendrecv",
+                ffi::MPI_Sendrecv(
+                    data.cast(),
+                    n,
+                    ty,
+                    peer,
+                    0,
+                    theirs.as_mut_ptr().cast(),
+                    n,
+                    ty,
+                    peer,
+                    0,
+                    self.column,
+                    ffi::RSMPI_STATUS_IGNORE,
+                ),
+            )?;
+            // MPI_Reduce_local(in, inout): inout = in op inout. Place 1's operand goes first on
+            // both (max and min of a NaN depend on the order).
+            if me == 1 {
+                check("MPI_Reduce_local", ffi::MPI_Reduce_local(data.cast(), theirs.as_mut_ptr().cast(), n, ty, op))?;
+                std::ptr::copy_nonoverlapping(theirs.as_ptr(), data, theirs.len());
+                Ok(())
+            } else {
+                check("MPI_Reduce_local", ffi::MPI_Reduce_local(theirs.as_ptr().cast(), data.cast(), n, ty, op))
+            }
+        }
+    }
+
     fn comm(&self, among: Among) -> ffi::MPI_Comm {
         match among {
             Among::Column => self.column,
@@ -381,6 +443,9 @@ impl Network for Columns {
         let mut input = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
         if input.len() < bytes {
             input.resize(bytes, 0);
+        }
+        if let (Among::Column, Some(me)) = (among, self.pair) {
+            return self.exchange_and_reduce(me, data, &mut input[..bytes], (n, ty, mpi_op), timeout);
         }
         // SAFETY: `data` holds `count` elements of `dtype` (the caller's window); `input` is
         // this call's own buffer.
