@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pld_model::{AllReduceMode, DType, ReduceOp};
 
 /// What a collective call is, for messages (formatted only when one is needed).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum CallWhat {
     AllReduce {
         mode: AllReduceMode,
@@ -53,6 +53,32 @@ pub(crate) enum CallWhat {
         sends: u32,
         receives: u32,
     },
+}
+
+/// Written out to be inlined: the flight recorder compares a call with the thread's last per
+/// call, and the derived comparison, called out of line, was 3% of a 1-rank barrier's host path.
+impl PartialEq for CallWhat {
+    #[inline(always)]
+    fn eq(&self, other: &CallWhat) -> bool {
+        use CallWhat::*;
+        match (self, other) {
+            (AllReduce { mode: a, op: b, dtype: c }, AllReduce { mode: x, op: y, dtype: z }) => {
+                a == x && b == y && c == z
+            }
+            (ReduceScatter { op: a, dtype: b }, ReduceScatter { op: x, dtype: y }) => a == x && b == y,
+            (Broadcast { root: a, dtype: b }, Broadcast { root: x, dtype: y })
+            | (Gather { root: a, dtype: b }, Gather { root: x, dtype: y })
+            | (Scatter { root: a, dtype: b }, Scatter { root: x, dtype: y }) => a == x && b == y,
+            (AllGather { dtype: a }, AllGather { dtype: x })
+            | (AllToAll { dtype: a }, AllToAll { dtype: x })
+            | (AllToAllV { dtype: a }, AllToAllV { dtype: x })
+            | (AllGatherV { dtype: a }, AllGatherV { dtype: x }) => a == x,
+            (Barrier, Barrier) => true,
+            (Reduce { op: a, root: b, dtype: c }, Reduce { op: x, root: y, dtype: z }) => a == x && b == y && c == z,
+            (SendRecv { sends: a, receives: b }, SendRecv { sends: x, receives: y }) => a == x && b == y,
+            _ => false,
+        }
+    }
 }
 
 impl std::fmt::Display for CallWhat {
