@@ -54,6 +54,9 @@ pub(crate) struct TracedLabels {
 }
 
 impl TracedBySite {
+    /// Whether this label is the one for the call (inlined: called out of line it was 5% of a
+    /// traced 1-rank all_reduce's host path).
+    #[inline(always)]
     fn is_for(
         &self,
         (what, at, group): CallParts<'_>,
