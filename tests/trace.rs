@@ -23,12 +23,17 @@ fn quickstart() -> PathBuf {
     example
 }
 
-#[test]
-fn the_quickstart_writes_a_trace_with_its_all_reduce_on_every_rank() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-quickstart");
+/// An empty folder of this test's own under the target's temporary folder.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("quickstart.json");
+    dir
+}
+
+#[test]
+fn the_quickstart_writes_a_trace_with_its_all_reduce_on_every_rank() {
+    let path = fresh_dir("trace-quickstart").join("quickstart.json");
     let out = Command::new(quickstart()).env("PLD_TRACE", &path).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && stdout.ends_with("ok\n"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -58,14 +63,11 @@ fn the_quickstart_writes_a_trace_with_its_all_reduce_on_every_rank() {
 }
 
 /// A trace keeps each rank's last calls, as many as asked and less than two chunks more (a
-/// chunk is 128 calls for a bound of 100), and says how many it dropped; the calls it keeps are the last ones, in
-/// order, none missing.
+/// chunk is 128 calls for a bound of 100), and says how many it dropped; the calls it keeps are
+/// the last ones, in order, none missing.
 #[test]
 fn a_long_run_keeps_each_ranks_last_calls_and_says_how_many_it_dropped() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-bounded");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("bounded.json");
+    let path = fresh_dir("trace-bounded").join("bounded.json");
     let calls = 1000;
     {
         let world = pld::World::builder(2).trace(&path).trace_events(100).local().unwrap();
