@@ -6,7 +6,8 @@
 //! the world's kernels over the transport as before.
 //!
 //! - all_reduce: the node's all_reduce (kernels), then the column's `MPI_Allreduce` of the
-//!   node's result: every rank ends with the world's. From [`SLICED_BYTES`] (where the bytes
+//!   node's result (for a column of two, one exchange: `Columns::exchange_and_reduce`): every
+//!   rank ends with the world's. From [`SLICED_BYTES`] (where the bytes
 //!   on the network cost more than the node's extra steps), sliced: the node's reduce_scatter
 //!   (kernels), each rank's slice reduced over its column (each node sends its data once, not
 //!   once per rank), then every rank copies the other slices from its node's peers.
