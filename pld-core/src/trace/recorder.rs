@@ -202,7 +202,8 @@ impl Recorder {
 
     /// Records that the rank starts `label` (collective call `seq`, 0 for other work) at
     /// `start` ticks (0 untimed); returns the entry's number and site for [`Recorder::end`].
-    #[inline]
+    /// Inlined, as `end`: every call records (out of line, 5% of a 1-rank barrier's host path).
+    #[inline(always)]
     pub(crate) fn begin(&self, label: &Label, seq: u64, start: u64, cache: &mut SiteCache) -> (u64, u32) {
         let site = self.site(label, cache);
         let number = self.next.load(Ordering::Relaxed);
@@ -224,7 +225,7 @@ impl Recorder {
     }
 
     /// Records how entry `number` ended.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn end(&self, number: u64, site: u32, state: State, (end, wait, ll): (u64, u64, bool)) {
         let slot = self.slot(number);
         if end != 0
