@@ -63,7 +63,7 @@ pub struct Host<'w> {
     p2p: RefCell<crate::collective::Collected>,
     /// The labels traces show of this host's calls, by call site (and group), operands, size
     /// and algorithm (see `Host::traced_label`).
-    pub(crate) traced: RefCell<crate::collective::TracedLabels>,
+    pub(crate) traced: RefCell<Vec<crate::collective::TracedBySite>>,
     _single_thread: PhantomData<*const ()>,
 }
 
@@ -81,7 +81,7 @@ impl<'w> Host<'w> {
             inline: RefCell::new(None),
             failed: RefCell::new(None),
             p2p: RefCell::new(crate::collective::Collected::default()),
-            traced: RefCell::default(),
+            traced: RefCell::new(Vec::new()),
             _single_thread: PhantomData,
         }
     }

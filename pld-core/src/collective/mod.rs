@@ -37,20 +37,12 @@ pub use p2p::{RecvFrom, SendTo};
 pub(crate) struct TracedBySite {
     at: &'static Location<'static>,
     what: CallWhat,
-    group: Option<*const [usize]>,
+    /// The group's members, by identity (held, so the address is not reused).
+    group: Option<Arc<[usize]>>,
     bytes: u64,
     algorithm: &'static str,
     windows: Vec<std::sync::Weak<Allocation>>,
-    /// Keeps the group's members alive, so `group`'s address is not reused.
-    _members: Option<Arc<[usize]>>,
     label: Label,
-}
-
-/// The host's traced labels, and the index of the one last used (looked at first).
-#[derive(Default)]
-pub(crate) struct TracedLabels {
-    sites: Vec<TracedBySite>,
-    last: usize,
 }
 
 impl TracedBySite {
@@ -67,7 +59,7 @@ impl TracedBySite {
         std::ptr::eq(self.at, at)
             && self.bytes == bytes
             && self.what == what
-            && self.group == group.map(Arc::as_ptr)
+            && self.group.as_ref().map(Arc::as_ptr) == group.map(Arc::as_ptr)
             && std::ptr::eq(self.algorithm, algorithm)
             && self.windows.len() == operands.len()
             && self.windows.iter().zip(operands).all(|(w, (_, o))| std::ptr::eq(w.as_ptr(), Arc::as_ptr(o.alloc)))
@@ -272,7 +264,7 @@ impl Host<'_> {
             // cost a tenth of a small collective).
             let traced = shared.tracer.timed.then(|| {
                 let i = self.traced_label(label, plan.operands, bytes, algorithm);
-                std::cell::Ref::map(self.traced.borrow(), |cache| &cache.sites[i].label)
+                std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].label)
             });
             let call = traced.as_deref().unwrap_or(label);
             queued |= self.submit(
@@ -308,33 +300,24 @@ impl Host<'_> {
     ) -> usize {
         let Some(parts) = call.parts() else { unreachable!("a collective's label") };
         let mut cache = self.traced.borrow_mut();
-        let last = cache.last;
-        if cache.sites.get(last).is_some_and(|t| t.is_for(parts, bytes, algorithm, operands)) {
-            return last;
+        if let Some(i) = cache.iter().position(|t| t.is_for(parts, bytes, algorithm, operands)) {
+            return i;
         }
-        let i = match cache.sites.iter().position(|t| t.is_for(parts, bytes, algorithm, operands)) {
-            Some(i) => i,
-            None => {
-                if cache.sites.len() >= 256 {
-                    cache.sites.clear();
-                }
-                let windows = operands.iter().map(|(role, o)| format!("{role} = `{}`", o.name())).collect::<Vec<_>>();
-                let (what, at, group) = parts;
-                cache.sites.push(TracedBySite {
-                    at,
-                    what,
-                    group: group.map(Arc::as_ptr),
-                    bytes,
-                    algorithm,
-                    windows: operands.iter().map(|(_, o)| Arc::downgrade(o.alloc)).collect(),
-                    _members: group.cloned(),
-                    label: call.traced(windows.join(", "), bytes, algorithm),
-                });
-                cache.sites.len() - 1
-            }
-        };
-        cache.last = i;
-        i
+        if cache.len() >= 256 {
+            cache.clear();
+        }
+        let windows = operands.iter().map(|(role, o)| format!("{role} = `{}`", o.name())).collect::<Vec<_>>();
+        let (what, at, group) = parts;
+        cache.push(TracedBySite {
+            at,
+            what,
+            group: group.cloned(),
+            bytes,
+            algorithm,
+            windows: operands.iter().map(|(_, o)| Arc::downgrade(o.alloc)).collect(),
+            label: call.traced(windows.join(", "), bytes, algorithm),
+        });
+        cache.len() - 1
     }
 
     fn bad(call: &Label, role: &'static str, operand: &Operand<'_>, expected: String) -> Error {
