@@ -225,11 +225,21 @@ impl Label {
     }
 
     /// Whether both label the same call from the same place (by identity: no string compare).
-    #[inline]
+    /// The two common cases inline (the flight recorder asks per call), the rest out of line.
+    #[inline(always)]
     pub(crate) fn same_site(&self, other: &Label) -> bool {
         match (self, other) {
             (Label::Call(a, at_a), Label::Call(b, at_b)) => std::ptr::eq(*at_a, *at_b) && a == b,
             (Label::Traced(a), Label::Traced(b)) if Arc::ptr_eq(a, b) => true,
+            _ => self.same_site_otherwise(other),
+        }
+    }
+
+    /// [`Label::same_site`] for labels of different kinds, distinct traced labels, and work.
+    #[inline(never)]
+    fn same_site_otherwise(&self, other: &Label) -> bool {
+        match (self, other) {
+            (Label::Call(a, at_a), Label::Call(b, at_b)) => std::ptr::eq(*at_a, *at_b) && a == b,
             (Label::Work(a), Label::Work(b)) => Arc::ptr_eq(a, b),
             (Label::Work(_), _) | (_, Label::Work(_)) => false,
             (a, b) => match (a.parts(), b.parts()) {

@@ -185,7 +185,7 @@ impl Tracer {
     /// The index of `label` in `rank`'s table, added on first sight. Labels are told apart by
     /// identity (a host makes one per call site and shape, see `Host::traced_label`; the
     /// table keeps each alive, so an address is never reused for another).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn label_id(&self, rank: usize, label: &Label, ids: &mut LabelIds) -> u32 {
         let key = match label {
             Label::Traced(call) => Arc::as_ptr(call) as usize,
@@ -197,6 +197,12 @@ impl Tracer {
         {
             return id;
         }
+        self.new_label_id(rank, label, key, ids)
+    }
+
+    /// [`Tracer::label_id`] for a label other than the thread's last.
+    #[inline(never)]
+    fn new_label_id(&self, rank: usize, label: &Label, key: usize, ids: &mut LabelIds) -> u32 {
         let id = match ids.known.get(&key) {
             Some(&id) => id,
             None => {
