@@ -12,6 +12,9 @@
 // Sizes as pld-bench gives them: all_reduce, broadcast and reduce the whole buffer; all_gather,
 // reduce_scatter, all_to_all, all_to_all_v, gather and scatter one rank's whole input or output
 // (nranks blocks; gather's and scatter's at the root).
+// To see what pld's own MPI setting costs MPI's calls: MPIBENCH_THREADS=multiple starts MPI with
+// MPI_THREAD_MULTIPLE (as pld does), MPIBENCH_WINDOW=1 keeps a 1 MiB RMA window open in a
+// lock_all epoch while it measures (as pld's windows are).
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +100,19 @@ static long long check(int c, const float *s, const float *r, size_t cnt) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    const char *threads = getenv("MPIBENCH_THREADS");
+    if (threads && !strcmp(threads, "multiple")) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
+    MPI_Win window = MPI_WIN_NULL;
+    void *window_base;
+    if (getenv("MPIBENCH_WINDOW")) {
+        MPI_Win_allocate(1 << 20, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window_base, &window);
+        MPI_Win_lock_all(0, window);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const char *cn = argc > 1 ? argv[1] : "allreduce";
@@ -191,6 +206,10 @@ int main(int argc, char **argv) {
     free(displs);
     free(s);
     free(r);
+    if (window != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(window);
+        MPI_Win_free(&window);
+    }
     MPI_Finalize();
     return 0;
 }
