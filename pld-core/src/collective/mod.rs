@@ -200,7 +200,7 @@ impl Host<'_> {
     /// main operand).
     fn dispatch(
         &self,
-        plan: Plan<'_, '_>,
+        plan: &Plan<'_, '_>,
         variant: KernelVariant,
         mut args: CollArgs,
         scratch_bytes: usize,
@@ -376,7 +376,7 @@ impl Host<'_> {
             plan.own_window = Some(shadow.allocation());
         }
         self.dispatch(
-            plan,
+            &plan,
             KernelVariant::reducing(kind, opts.op, T::DTYPE),
             args,
             scratch,
@@ -417,7 +417,7 @@ impl Host<'_> {
             true => 2 * TILE_BYTES + 4 * ll_sized(target.bytes() / n),
             false => TILE_BYTES,
         };
-        self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len() / n))?;
+        self.dispatch(&plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len() / n))?;
         self.restore_unreduced(restore, target);
         if host_divides(T::DTYPE, opts.op) {
             let row = target.len() / n;
@@ -440,7 +440,7 @@ impl Host<'_> {
         let args =
             CollArgs { target_off: target.offset() as u64, count: target.bytes() as u64, root, ..CollArgs::default() };
         self.dispatch(
-            plan,
+            &plan,
             KernelVariant::movement(KernelKind::Broadcast),
             args,
             TILE_BYTES,
@@ -470,7 +470,7 @@ impl Host<'_> {
             ..CollArgs::default()
         };
         self.dispatch(
-            plan,
+            &plan,
             KernelVariant::movement(KernelKind::AllGather),
             args,
             TILE_BYTES,
@@ -503,7 +503,7 @@ impl Host<'_> {
             ..CollArgs::default()
         };
         self.dispatch(
-            plan,
+            &plan,
             KernelVariant::movement(KernelKind::AllToAll),
             args,
             TILE_BYTES,
@@ -570,7 +570,7 @@ impl Host<'_> {
             ..CollArgs::default()
         };
         self.dispatch(
-            plan,
+            &plan,
             KernelVariant::movement(KernelKind::AllToAllV),
             args,
             TILE_BYTES,
@@ -607,7 +607,7 @@ impl Host<'_> {
             false => 3 * TILE_BYTES + ll_sized(target.bytes()),
         };
         let variant = KernelVariant::reducing(KernelKind::Reduce, opts.op, T::DTYPE);
-        self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len()))?;
+        self.dispatch(&plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len()))?;
         self.restore_unreduced(restore, target);
         if host_divides(T::DTYPE, opts.op) {
             let root = root as usize;
@@ -761,7 +761,7 @@ impl Host<'_> {
             ..CollArgs::default()
         };
         let variant = KernelVariant::movement(KernelKind::Gather);
-        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), local.len(), local.len()))
+        self.dispatch(&plan, variant, args, TILE_BYTES, (Some(T::DTYPE), local.len(), local.len()))
     }
 
     /// Every rank's `target` (`n`) becomes row `rank` of the root's `input` (`[nranks, n]`);
@@ -786,7 +786,7 @@ impl Host<'_> {
             ..CollArgs::default()
         };
         let variant = KernelVariant::movement(KernelKind::Scatter);
-        self.dispatch(plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len()))
+        self.dispatch(&plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len()))
     }
 
     /// `local` is `[max_rows, ...]` and `target` `[nranks * max_rows, ...]` (rows of the same
@@ -837,7 +837,7 @@ impl Host<'_> {
         // Scratch: a message (a count and a block) when blocks travel as messages.
         let scratch = TILE_BYTES.max(8 + local.bytes());
         let variant = KernelVariant::movement(KernelKind::AllGatherV);
-        self.dispatch(plan, variant, args, scratch, (Some(T::DTYPE), local.len(), row_elems))
+        self.dispatch(&plan, variant, args, scratch, (Some(T::DTYPE), local.len(), row_elems))
     }
 
     /// A root in the call's terms (its group's, or the world's), else an error naming the call.
@@ -852,7 +852,7 @@ impl Host<'_> {
     #[track_caller]
     pub fn barrier(&self, opts: Opts<'_>) -> Result<()> {
         let plan = self.plan(Collective::Barrier, CallWhat::Barrier, Location::caller(), opts.common, &[])?;
-        self.dispatch(plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0, 0))
+        self.dispatch(&plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0, 0))
     }
 }
 
