@@ -852,7 +852,13 @@ impl Host<'_> {
     #[track_caller]
     pub fn barrier(&self, opts: Opts<'_>) -> Result<()> {
         let plan = self.plan(Collective::Barrier, CallWhat::Barrier, Location::caller(), opts.common, &[])?;
-        self.dispatch(&plan, KernelVariant::movement(KernelKind::Barrier), CollArgs::default(), TILE_BYTES, (None, 0, 0))
+        self.dispatch(
+            &plan,
+            KernelVariant::movement(KernelKind::Barrier),
+            CollArgs::default(),
+            TILE_BYTES,
+            (None, 0, 0),
+        )
     }
 }
 
