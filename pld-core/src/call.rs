@@ -235,11 +235,11 @@ impl Label {
         }
     }
 
-    /// [`Label::same_site`] for labels of different kinds, distinct traced labels, and work.
+    /// [`Label::same_site`] for the other cases: labels of different kinds, distinct traced
+    /// labels (compared by their parts), and work.
     #[inline(never)]
     fn same_site_otherwise(&self, other: &Label) -> bool {
         match (self, other) {
-            (Label::Call(a, at_a), Label::Call(b, at_b)) => std::ptr::eq(*at_a, *at_b) && a == b,
             (Label::Work(a), Label::Work(b)) => Arc::ptr_eq(a, b),
             (Label::Work(_), _) | (_, Label::Work(_)) => false,
             (a, b) => match (a.parts(), b.parts()) {

@@ -197,7 +197,9 @@ impl Host<'_> {
 
     /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
     /// (`dtype`, `count` and `row_len`: the element type, element count and row length of the
-    /// main operand).
+    /// main operand). The plan is borrowed: moved by value, its last bytes were read back as
+    /// one 16-byte word right after the caller stored `op` there as a byte, a failed
+    /// store-to-load forward that was a fifth of `all_reduce`'s own time.
     fn dispatch(
         &self,
         plan: &Plan<'_, '_>,
