@@ -87,11 +87,16 @@ struct Shown<'a> {
 #[derive(Default)]
 struct Kept {
     chunks: std::collections::VecDeque<Chunk>,
-    /// Events in `chunks`.
-    held: usize,
     /// Events dropped to stay within the bound.
     dropped: u64,
     free: Vec<Chunk>,
+}
+
+impl Kept {
+    /// Events in `chunks` (a few chunks: counted when asked, once per chunk filled).
+    fn held(&self) -> usize {
+        self.chunks.iter().map(Chunk::len).sum()
+    }
 }
 
 /// What a world records beyond its flight recorders, and where it writes it.
@@ -229,10 +234,9 @@ impl Tracer {
         if let Some(free) = kept.free.pop() {
             return free;
         }
-        if kept.chunks.front().is_some_and(|oldest| kept.held - oldest.len() >= self.keep)
+        if kept.chunks.front().is_some_and(|oldest| kept.held() - oldest.len() >= self.keep)
             && let Some(mut oldest) = kept.chunks.pop_front()
         {
-            kept.held -= oldest.len();
             kept.dropped += oldest.len() as u64;
             oldest.clear();
             return oldest;
@@ -243,9 +247,7 @@ impl Tracer {
     /// Takes a recording thread's events of `rank` (a lock per chunk of them, not per call).
     pub(crate) fn hand_over(&self, rank: usize, events: Chunk) {
         if events.len() > 0 {
-            let mut kept = self.events[rank].lock().unwrap_or_else(|p| p.into_inner());
-            kept.held += events.len();
-            kept.chunks.push_back(events);
+            self.events[rank].lock().unwrap_or_else(|p| p.into_inner()).chunks.push_back(events);
         }
     }
 
@@ -262,19 +264,22 @@ impl Tracer {
         let Some(path) = &self.path else { return Ok(()) };
         let scale = TickScale::since(self.start);
         let hosts = std::mem::take(&mut *self.host_events.lock().unwrap_or_else(|p| p.into_inner()));
-        // Per local rank (as `ranks` lists them): the calls dropped to stay within the bound.
-        let dropped: Vec<u64> =
-            self.local.clone().map(|r| self.events[r].lock().unwrap_or_else(|p| p.into_inner()).dropped).collect();
+        // Every local rank's events, taken once (in `ranks` order, as `dropped_calls` lists them).
+        let kept: Vec<(usize, Kept)> = self
+            .local
+            .clone()
+            .map(|rank| (rank, std::mem::take(&mut *self.events[rank].lock().unwrap_or_else(|p| p.into_inner()))))
+            .collect();
+        let dropped = kept.iter().map(|(_, k)| k.dropped).collect();
         self.write_file(path, Some(dropped), |out| {
             self.metadata(out, hosts.iter().map(|h| h.host))?;
-            for rank in self.local.clone() {
-                let kept = std::mem::take(&mut *self.events[rank].lock().unwrap_or_else(|p| p.into_inner()));
+            for (rank, kept) in kept {
                 if kept.dropped > 0 {
                     eprintln!(
                         "pld: the trace {} keeps the last {} calls of rank {rank}; its {} earlier ones were \
                          dropped (PLD_TRACE_EVENTS or WorldBuilder::trace_events keeps more)",
                         path.display(),
-                        kept.held,
+                        kept.held(),
                         kept.dropped
                     );
                 }
