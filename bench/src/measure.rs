@@ -125,6 +125,15 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> 
     let world = world(n, config, 2 * k * max * elem + (1 << 20))?;
     let (n, launcher) = (world.nranks(), world.launcher().to_owned());
     anyhow::ensure!(n == config.nranks, "the world has {n} ranks, the sweep was sized for {}", config.nranks);
+    // A streamed table's header names the launcher the world runs on (under mpirun, MPI's line
+    // with its node count), not the default the command line started from.
+    let named;
+    let config = if config.stream && launcher != config.launcher {
+        named = Config { launcher: Box::leak(launcher.clone().into_boxed_str()), ..*config };
+        &named
+    } else {
+        config
+    };
     if config.host_per_rank && !pld::World::launched_by_mpi() {
         // Every rank's thread runs the sweep; rank 0 reports, with every rank's wrong elements.
         let mut ranks = world.spmd(|host| sweep_on::<T>(config, sizes, host, max))?.into_iter();
