@@ -81,7 +81,9 @@ typedef struct pld_diag {
  * peers whose base pointer is NULL (not load/store addressable). */
 typedef struct pld_ops {
     void *data;
-    /* Sleep while *cell == observed, at most timeout_ns. Spurious returns are fine. */
+    /* Sleep while *cell == observed, at most timeout_ns. Spurious returns are fine. With
+     * timeout_ns 0 it does not sleep: a wait in its yield phase calls it so now and then, so a
+     * transport whose updates land only while it progresses (MPI across nodes) gets to. */
     void (*sleep)(void *data, const int32_t *cell, int32_t observed, uint64_t timeout_ns);
     /* Wake every waiter sleeping on cell (a cell of peer's window). */
     void (*wake)(void *data, int32_t peer, const int32_t *cell);
@@ -265,6 +267,9 @@ static inline int32_t pld_timed_out(pld_ctx *c, uint64_t cell_off, int32_t expec
  * so a deadline or an abort is noticed within a few milliseconds. With `cell` NULL (a cell of a
  * peer's window, which this rank is not woken for) it sleeps 50 us instead. Returns PLD_OK to
  * poll again, PLD_ABORTED, or PLD_TIMEOUT (the caller fills the diagnosis). */
+/* See pld_backoff_step: how often a wait's yield phase lets the transport progress. */
+#define PLD_YIELDS_PER_PROGRESS 16
+
 typedef struct pld_backoff {
     int32_t spins;
     int32_t yields;
@@ -328,6 +333,9 @@ static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t
     if (pld_aborted(c)) return PLD_ABORTED;
     if (b->yields < c->yield_limit) {
         ++b->yields;
+        /* The transport progresses every PLD_YIELDS_PER_PROGRESS yields, first where a wait of
+         * that many yields would have gone to sleep (where a sleep slice lets it progress). */
+        if (cell && b->yields % PLD_YIELDS_PER_PROGRESS == 0) c->ops->sleep(c->ops->data, cell, observed, 0);
         sched_yield();
         return PLD_OK;
     }

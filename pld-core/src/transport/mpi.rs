@@ -1093,6 +1093,9 @@ unsafe extern "C" fn rma_accumulate(data: *mut c_void, peer: i32, cell_off: u64,
 unsafe extern "C" fn rma_sleep(data: *mut c_void, cell: *const i32, observed: i32, timeout_ns: u64) {
     // SAFETY: `data` is our state.
     progress(unsafe { state(data) });
+    if timeout_ns == 0 {
+        return; // a yielding wait's call: it wanted the progress only
+    }
     // SAFETY: `cell` is a live aligned cell of the own window, accessed atomically.
     if unsafe { (*cell.cast::<AtomicI32>()).load(Ordering::Acquire) } == observed {
         std::thread::sleep(std::time::Duration::from_nanos(timeout_ns.min(50_000)));
