@@ -131,9 +131,9 @@ typedef struct pld_ctx {
                                   * spin phase ends early once they outnumber max_running (another
                                   * group started and needs the cores); a wait that sleeps on the
                                   * futex leaves the count while it sleeps */
-    uint64_t timeout_ns;         /* the deadline of every wait, from the moment it first leaves its
-                                  * spin and yield phases (a wait that never does never reads the
-                                  * clock: that read was a tenth of a small collective) */
+    uint64_t timeout_ns;         /* the deadline of every wait, from the moment it leaves its spin
+                                  * phase (a wait that never does never reads the clock: that read
+                                  * was a tenth of a small collective) */
     uint8_t *scratch;            /* private to this rank */
     uint64_t scratch_bytes;
     const pld_ops *ops;
@@ -262,18 +262,20 @@ static inline int32_t pld_timed_out(pld_ctx *c, uint64_t cell_off, int32_t expec
     return PLD_TIMEOUT;
 }
 
-/* The slow phases of every wait, one step per call: spin_limit polls, then yield_limit yields,
- * then sleeps on the futex of `cell` (while it still reads `observed`) in slices of at most 4 ms,
- * so a deadline or an abort is noticed within a few milliseconds. With `cell` NULL (a cell of a
- * peer's window, which this rank is not woken for) it sleeps 50 us instead. Returns PLD_OK to
- * poll again, PLD_ABORTED, or PLD_TIMEOUT (the caller fills the diagnosis). */
-/* See pld_backoff_step: how often a wait's yield phase lets the transport progress. */
+/* How often a wait's yield phase lets the transport progress and looks at its deadline (see
+ * pld_backoff_step). */
 #define PLD_YIELDS_PER_PROGRESS 16
 
+/* The slow phases of every wait, one step per call: spin_limit polls, then yield_limit yields
+ * (the deadline counted from the first, looked at every PLD_YIELDS_PER_PROGRESS), then sleeps on
+ * the futex of `cell` (while it still reads `observed`) in slices of at most 4 ms, so a deadline
+ * or an abort is noticed within a few milliseconds. With `cell` NULL (a cell of a
+ * peer's window, which this rank is not woken for) it sleeps 50 us instead. Returns PLD_OK to
+ * poll again, PLD_ABORTED, or PLD_TIMEOUT (the caller fills the diagnosis). */
 typedef struct pld_backoff {
     int32_t spins;
     int32_t yields;
-    uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 until this wait first sleeps: each wait has its own */
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 until this wait first yields: each wait has its own */
     uint64_t started;     /* timed calls: pld_ticks() when the wait left its spin phase, less
                            * the spin phase's estimate; 0 while it spins */
 } pld_backoff;
@@ -319,6 +321,11 @@ static inline int pld_backoff_spinning(const pld_ctx *c, const pld_backoff *b) {
     return b->spins < c->spin_limit;
 }
 
+/* `now` plus the wait's timeout, saturating. */
+static inline uint64_t pld_deadline_ns(const pld_ctx *c, uint64_t now) {
+    return now + c->timeout_ns < now ? UINT64_MAX : now + c->timeout_ns;
+}
+
 static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t *cell, int32_t observed) {
     if (b->spins < c->spin_limit) {
         ++b->spins;
@@ -332,15 +339,22 @@ static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t
     pld_backoff_leave_spin(c, b);
     if (pld_aborted(c)) return PLD_ABORTED;
     if (b->yields < c->yield_limit) {
+        /* The deadline runs from the first yield: a yield phase can be long (across nodes) and
+         * each yield as long as another thread's time slice. */
+        if (b->yields == 0) b->deadline_ns = pld_deadline_ns(c, pld_now_ns());
         ++b->yields;
-        /* The transport progresses every PLD_YIELDS_PER_PROGRESS yields, first where a wait of
-         * that many yields would have gone to sleep (where a sleep slice lets it progress). */
-        if (cell && b->yields % PLD_YIELDS_PER_PROGRESS == 0) c->ops->sleep(c->ops->data, cell, observed, 0);
+        /* Every PLD_YIELDS_PER_PROGRESS yields the deadline is looked at and the transport
+         * progresses (the first time where a wait of that many yields would have gone to
+         * sleep, and a sleep slice let it progress). */
+        if (b->yields % PLD_YIELDS_PER_PROGRESS == 0) {
+            if (pld_now_ns() >= b->deadline_ns) return PLD_TIMEOUT;
+            if (cell) c->ops->sleep(c->ops->data, cell, observed, 0);
+        }
         sched_yield();
         return PLD_OK;
     }
     uint64_t now = pld_now_ns();
-    if (b->deadline_ns == 0) b->deadline_ns = now + c->timeout_ns < now ? UINT64_MAX : now + c->timeout_ns;
+    if (b->deadline_ns == 0) b->deadline_ns = pld_deadline_ns(c, now);
     if (now >= b->deadline_ns) return PLD_TIMEOUT;
     uint64_t slice = b->deadline_ns - now;
     if (slice > 4000000ull) slice = 4000000ull;
