@@ -118,7 +118,9 @@ impl WaitLimits {
 /// Yields before a crowded wait sleeps where the world spans nodes (see
 /// [`WaitLimits::crowded_across_nodes`]): measured on `.ci/two-hosts` (2 x 2 processes on 2
 /// cores), a broadcast of 8 B took 5.5 us a call with 16 yields, 3.1 with 1000 and 2.9 with
-/// 100000 (best of 5 runs each, alternating); all_reduce and all_gather did not move.
+/// 100000 (best of 5 runs each, alternating; most runs took about 6 us with any count: the
+/// longer phase makes the faster mode reachable, docs/PERFORMANCE.md); all_reduce and
+/// all_gather did not move.
 const ACROSS_NODES_YIELDS: i32 = 1024;
 
 /// How long a crowded wait spins before it yields, in nanoseconds.
