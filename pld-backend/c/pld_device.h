@@ -269,7 +269,9 @@ static inline int32_t pld_timed_out(pld_ctx *c, uint64_t cell_off, int32_t expec
 /* The slow phases of every wait, one step per call: spin_limit polls, then yield_limit yields
  * (the deadline counted from the first, looked at every PLD_YIELDS_PER_PROGRESS), then sleeps on
  * the futex of `cell` (while it still reads `observed`) in slices of at most 4 ms, so a deadline
- * or an abort is noticed within a few milliseconds. With `cell` NULL (a cell of a
+ * or an abort is noticed within a few milliseconds (while yielding: an abort at every yield, the
+ * deadline every PLD_YIELDS_PER_PROGRESS yields, each as long as another thread's time slice at
+ * worst; one clock read at the first yield starts it, beside that yield's system call). With `cell` NULL (a cell of a
  * peer's window, which this rank is not woken for) it sleeps 50 us instead. Returns PLD_OK to
  * poll again, PLD_ABORTED, or PLD_TIMEOUT (the caller fills the diagnosis). */
 typedef struct pld_backoff {

@@ -71,7 +71,8 @@ pub(crate) struct Tuning {
     pub(crate) adaptive: bool,
     /// Ranks that outnumber the cores at start (the wait when not adaptive).
     pub(crate) crowded: bool,
-    /// The wait of crowded ranks ([`WaitLimits::crowded`]).
+    /// The wait of crowded ranks ([`WaitLimits::crowded_for`]: longer yields where the world
+    /// spans nodes).
     pub(crate) crowded_wait: WaitLimits,
     /// The CPUs rank threads are pinned to, by rank; empty: not pinned.
     pub(crate) pin_cpus: Vec<usize>,
@@ -113,12 +114,21 @@ impl WaitLimits {
     pub(crate) fn crowded_across_nodes() -> WaitLimits {
         WaitLimits { yields: ACROSS_NODES_YIELDS, ..WaitLimits::crowded() }
     }
+
+    /// The wait of crowded ranks in a world whose ranks sit on the nodes `node_of` (by rank):
+    /// [`WaitLimits::crowded_across_nodes`] where they sit on more than one.
+    pub(crate) fn crowded_for(node_of: &[usize]) -> WaitLimits {
+        match node_of.windows(2).any(|pair| pair[0] != pair[1]) {
+            true => WaitLimits::crowded_across_nodes(),
+            false => WaitLimits::crowded(),
+        }
+    }
 }
 
 /// Yields before a crowded wait sleeps where the world spans nodes (see
 /// [`WaitLimits::crowded_across_nodes`]): measured on `.ci/two-hosts` (2 x 2 processes on 2
 /// cores), a broadcast of 8 B took 5.5 us a call with 16 yields, 3.1 with 1000 and 2.9 with
-/// 100000 (best of 5 runs each, alternating; most runs took about 6 us with any count: the
+/// 100000 (best of 5 runs each, alternating, one comparison; most runs took about 6 us with any count: the
 /// longer phase makes the faster mode reachable, docs/PERFORMANCE.md); all_reduce and
 /// all_gather did not move.
 const ACROSS_NODES_YIELDS: i32 = 1024;
@@ -577,5 +587,10 @@ mod tests {
         let (crowded, across) = (WaitLimits::crowded(), WaitLimits::crowded_across_nodes());
         assert_eq!(across.spins, crowded.spins);
         assert!(across.yields > crowded.yields, "{across:?} {crowded:?}");
+        // Chosen by where the ranks sit: one node (one rank, or any number) or several.
+        assert_eq!(WaitLimits::crowded_for(&[0]), crowded);
+        assert_eq!(WaitLimits::crowded_for(&[0, 0, 0, 0]), crowded);
+        assert_eq!(WaitLimits::crowded_for(&[0, 0, 1, 1]), across);
+        assert_eq!(WaitLimits::crowded_for(&[1, 0]), across);
     }
 }

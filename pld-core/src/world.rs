@@ -106,10 +106,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
         // updates a call cost more than the rest of the host's work for a small collective.
         adaptive: fabric.node_ranks == fabric.local.len() && fabric.local.len() > cores,
         crowded,
-        crowded_wait: match fabric.node_of.windows(2).any(|pair| pair[0] != pair[1]) {
-            true => WaitLimits::crowded_across_nodes(),
-            false => WaitLimits::crowded(),
-        },
+        crowded_wait: WaitLimits::crowded_for(&fabric.node_of),
         pin_cpus,
         follow_cpus,
     };
