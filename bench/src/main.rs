@@ -303,9 +303,7 @@ fn main() -> Result<()> {
     };
     // Under mpirun each process measures its own rank of the job; rank 0 reports for it.
     let measured = measure::sweep(&config, &sizes)?;
-    // The launcher's line lives as long as the run (one per process).
-    let launcher: &'static str = Box::leak(measured.launcher.into_boxed_str());
-    let config = measure::Config { nranks: measured.nranks, launcher, ..config };
+    let config = measure::Config { nranks: measured.nranks, launcher: measured.launcher, ..config };
     let (rows, baseline) = match args.baseline.as_deref() {
         None => (measured.rows, None),
         Some(which @ ("mpi" | "all")) => {

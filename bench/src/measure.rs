@@ -81,7 +81,8 @@ pub struct Sweep {
     /// The first rank this process runs (0 unless under mpirun).
     pub rank: usize,
     pub nranks: usize,
-    pub launcher: String,
+    /// The world's launcher line (`World::launcher`).
+    pub launcher: &'static str,
 }
 
 pub fn sweep(config: &Config, sizes: &[usize]) -> Result<Sweep> {
@@ -123,17 +124,16 @@ fn sweep_typed<T: BenchElem>(config: &Config, sizes: &[usize]) -> Result<Sweep> 
     let max = sizes.iter().map(|&b| shape(config.coll, b, k, elem).0).max().unwrap_or(1).max(1);
     // Two windows at the largest size, the counts and signals, and room for alignment.
     let world = world(n, config, 2 * k * max * elem + (1 << 20))?;
-    let (n, launcher) = (world.nranks(), world.launcher().to_owned());
+    let n = world.nranks();
     anyhow::ensure!(n == config.nranks, "the world has {n} ranks, the sweep was sized for {}", config.nranks);
-    // A streamed table's header names the launcher the world runs on (under mpirun, MPI's line
-    // with its node count), not the default the command line started from.
-    let named;
-    let config = if config.stream && launcher != config.launcher {
-        named = Config { launcher: Box::leak(launcher.clone().into_boxed_str()), ..*config };
-        &named
-    } else {
-        config
+    // Tables name the launcher the world runs on (under mpirun, MPI's line with its node count),
+    // not the default the command line started from; a line of its own lives as long as the
+    // run (one sweep per process under mpirun, where it differs).
+    let launcher: &'static str = match world.launcher() {
+        same if same == config.launcher => config.launcher,
+        other => Box::leak(other.to_owned().into_boxed_str()),
     };
+    let config = &Config { launcher, ..*config };
     if config.host_per_rank && !pld::World::launched_by_mpi() {
         // Every rank's thread runs the sweep; rank 0 reports, with every rank's wrong elements.
         let mut ranks = world.spmd(|host| sweep_on::<T>(config, sizes, host, max))?.into_iter();

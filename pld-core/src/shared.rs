@@ -106,27 +106,24 @@ impl WaitLimits {
         WaitLimits { spins, yields: 16 }
     }
 
-    /// Crowded ranks of a world that spans nodes: their waits yield [`ACROSS_NODES_YIELDS`]
-    /// times before they sleep, letting MPI progress every few yields (`pld_backoff_step`),
-    /// as MPI's own waits do when they yield (`mpi_yield_when_idle`). A node's ranks there
-    /// often wait for a peer that waits on the network, tens of microseconds: asleep by then,
-    /// each would need a futex wake from that peer on its way back from the network.
-    pub(crate) fn crowded_across_nodes() -> WaitLimits {
-        WaitLimits { yields: ACROSS_NODES_YIELDS, ..WaitLimits::crowded() }
-    }
-
     /// The wait of crowded ranks in a world whose ranks sit on the nodes `node_of` (by rank):
-    /// [`WaitLimits::crowded_across_nodes`] where they sit on more than one.
+    /// [`WaitLimits::crowded`] on one node. Across nodes their waits yield
+    /// [`ACROSS_NODES_YIELDS`] times before they sleep, letting MPI progress every few yields
+    /// (`pld_backoff_step`), as MPI's own waits do when they yield (`mpi_yield_when_idle`): a
+    /// node's ranks there often wait for a peer that waits on the network, tens of
+    /// microseconds, and asleep by then each would need a futex wake from that peer on its way
+    /// back from the network.
     pub(crate) fn crowded_for(node_of: &[usize]) -> WaitLimits {
+        let crowded = WaitLimits::crowded();
         match node_of.windows(2).any(|pair| pair[0] != pair[1]) {
-            true => WaitLimits::crowded_across_nodes(),
-            false => WaitLimits::crowded(),
+            true => WaitLimits { yields: ACROSS_NODES_YIELDS, ..crowded },
+            false => crowded,
         }
     }
 }
 
 /// Yields before a crowded wait sleeps where the world spans nodes (see
-/// [`WaitLimits::crowded_across_nodes`]): measured on `.ci/two-hosts` (2 x 2 processes on 2
+/// [`WaitLimits::crowded_for`]): measured on `.ci/two-hosts` (2 x 2 processes on 2
 /// cores), a broadcast of 8 B took 5.5 us a call with 16 yields, 3.1 with 1000 and 2.9 with
 /// 100000 (best of 5 runs each, alternating, one comparison; most runs took about 6 us with any count: the
 /// longer phase makes the faster mode reachable, docs/PERFORMANCE.md); all_reduce and
@@ -584,13 +581,12 @@ mod tests {
 
     #[test]
     fn across_nodes_a_crowded_wait_spins_as_long_and_yields_longer_before_it_sleeps() {
-        let (crowded, across) = (WaitLimits::crowded(), WaitLimits::crowded_across_nodes());
+        let (crowded, across) = (WaitLimits::crowded(), WaitLimits::crowded_for(&[0, 0, 1, 1]));
         assert_eq!(across.spins, crowded.spins);
         assert!(across.yields > crowded.yields, "{across:?} {crowded:?}");
         // Chosen by where the ranks sit: one node (one rank, or any number) or several.
         assert_eq!(WaitLimits::crowded_for(&[0]), crowded);
         assert_eq!(WaitLimits::crowded_for(&[0, 0, 0, 0]), crowded);
-        assert_eq!(WaitLimits::crowded_for(&[0, 0, 1, 1]), across);
         assert_eq!(WaitLimits::crowded_for(&[1, 0]), across);
     }
 }
