@@ -193,15 +193,6 @@ pub(crate) struct TracedCall {
 }
 
 impl Label {
-    /// This call's label as one group's part of it.
-    pub(crate) fn in_group(&self, members: &Arc<[usize]>) -> Label {
-        // (A traced label is made from the grouped one, not grouped itself.)
-        match self.parts() {
-            Some((what, at, _)) => Label::GroupCall(what, at, Arc::clone(members)),
-            None => self.clone(),
-        }
-    }
-
     /// This collective call's label with what a trace shows of it: its operands (`role =
     /// `name``), the bytes of its main operand per rank, the algorithm chosen.
     pub(crate) fn traced(&self, windows: String, bytes: u64, algorithm: &'static str) -> Label {

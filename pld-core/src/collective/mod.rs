@@ -68,7 +68,10 @@ impl TracedBySite {
 
 /// A checked collective call, ready to be queued on every rank.
 struct Plan<'p, 'a> {
-    call: Label,
+    /// What the call is and where the host code made it (its label is made where it is
+    /// needed: a `Label` in the plan made the plan's drop an out-of-line call per collective).
+    what: CallWhat,
+    at: &'static Location<'static>,
     operands: &'p [(&'static str, Operand<'a>)],
     signal: PlanSignal<'a>,
     /// The groups the call runs over (`None`: the world).
@@ -81,6 +84,27 @@ struct Plan<'p, 'a> {
     /// A window the runtime made for the call (fp8's ring: the f32 shadow), held like the
     /// operands until every rank is past the call.
     own_window: Option<Arc<Allocation>>,
+}
+
+/// What every rank's submission of a dispatched call shares (see [`Host::submit_call`]).
+struct Dispatched<'c, 'p, 'a> {
+    plan: &'c Plan<'p, 'a>,
+    /// The call's groups (empty: the world).
+    comms: &'c [Group],
+    kernel: crate::device::abi::KernelFn,
+    scratch_bytes: usize,
+    signal: SignalCells,
+    /// What a trace shows of the call: its main operand's bytes, its kernel's algorithm.
+    bytes: u64,
+    kind: KernelKind,
+}
+
+impl Plan<'_, '_> {
+    /// The call's label (for the world; a group's call is labelled in its group).
+    #[inline(always)]
+    fn label(&self) -> Label {
+        Label::Call(self.what, self.at)
+    }
 }
 
 /// What a `premul_sum` call puts back on one rank afterwards: every element outside `keep`
@@ -122,10 +146,7 @@ impl Host<'_> {
             Some(signal) => PlanSignal::Given(signal.alloc),
             None => PlanSignal::Own(self.call_signal(collective)?),
         };
-        // The label is made here, in its place: returned from the check, its tag bytes were read
-        // back as whole words before their stores had landed (a stall of a tenth of a barrier).
-        let call = Label::Call(what, location);
-        Ok(Plan { call, operands, signal, groups: common.groups, size, op: None, own_window: None })
+        Ok(Plan { what, at: location, operands, signal, groups: common.groups, size, op: None, own_window: None })
     }
 
     /// Checks a call's shared options (groups of one size, the declared rank count, the
@@ -211,7 +232,7 @@ impl Host<'_> {
         let kernel = builtins()?.kernel(variant);
         let shared = self.world().shared();
         // What a trace shows of the call besides its label (used only while calls are timed).
-        let (bytes, algorithm) = ((count * dtype.map_or(0, DType::size)) as u64, algorithm(variant.kind));
+        let bytes = (count * dtype.map_or(0, DType::size)) as u64;
         let signal_alloc = plan.signal.alloc();
         args.signal_off = signal_alloc.offset() as u64;
         args.flags = if shared.settings.check_calls { CollArgs::CHECK_CALLS } else { 0 };
@@ -236,47 +257,23 @@ impl Host<'_> {
             count: count as u64,
             row_len: row_len as u64,
         };
-        // The windows stay alive until every rank is past the call: the host holds them, so
-        // queueing and running the call touch no shared reference count.
         let signal = SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() };
-        let (mut last_seq, mut queued) = (0, false);
-        for rank in self.ranks() {
-            let found = match comms {
-                [] => Some((&shared.world, rank)),
-                groups => groups.iter().find_map(|g| g.comm.member(rank).map(|m| (&g.comm, m))),
-            };
-            let Some((comm, member)) = found else { continue };
-            // Only the host that owns the rank numbers its calls (a Host is used from one thread):
-            // a load and a store, not a locked read-modify-write. Two numbers: the rank's call
-            // number over every communicator (its progress, the windows held in flight), and the
-            // call's number in its communicator (the fingerprint, the LL slot).
-            let task = &shared.ranks[rank].issued.0;
-            let seq = task.load(Ordering::Relaxed) + 1;
-            task.store(seq, Ordering::Relaxed);
-            last_seq = last_seq.max(seq);
-            let numbered = &comm.issued[member].0;
-            fingerprint.seq = numbered.load(Ordering::Relaxed) + 1;
-            numbered.store(fingerprint.seq, Ordering::Relaxed);
-            args.call = fingerprint.words();
-            let call_in = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
-            let grouped = if comms.is_empty() { None } else { Some(plan.call.in_group(&comm.members)) };
-            let label = grouped.as_ref().unwrap_or(&plan.call);
-            // A trace shows each call's operands, size and algorithm: the label for that is
-            // borrowed from the host's cache, not cloned (a reference count touched per call
-            // cost a tenth of a small collective).
-            let traced = shared.tracer.timed.then(|| {
-                let i = self.traced_label(label, plan.operands, bytes, algorithm);
-                std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].label)
-            });
-            let call = traced.as_deref().unwrap_or(label);
-            queued |= self.submit(
-                rank,
-                call,
-                seq,
-                Some(signal),
-                Submission::Kernel(KernelRef { kernel, args: &args, scratch_bytes, comm: call_in }),
-            );
-        }
+        let call = Dispatched { plan, comms, kernel, scratch_bytes, signal, bytes, kind: variant.kind };
+        // A host driving one rank (every host of an SPMD section or an MPI process) submits
+        // without a loop: around one, the compiler hoisted some thirty loop invariants into
+        // stack slots, a tenth of a small call's instructions for a loop that runs once.
+        let ranks = self.ranks();
+        let (last_seq, queued) = if ranks.len() == 1 {
+            self.submit_call(ranks.start, &call, &mut args, &mut fingerprint).unwrap_or((0, false))
+        } else {
+            let mut all = (0, false);
+            for rank in ranks {
+                if let Some((seq, queued)) = self.submit_call(rank, &call, &mut args, &mut fingerprint) {
+                    all = (all.0.max(seq), all.1 | queued);
+                }
+            }
+            all
+        };
         // Across processes every host must free windows at the same point of its program, or
         // the next allocation lands at different offsets in different processes (a process
         // whose calls ran inline freed a call's own signal at once, a peer whose calls were
@@ -288,6 +285,56 @@ impl Host<'_> {
             self.hold_in_flight(last_seq, windows.chain(own).chain([Arc::clone(signal_alloc)]));
         }
         Ok(())
+    }
+
+    /// Numbers `call` for `rank` and submits it there (see [`Host::dispatch`]); gives the rank's
+    /// call number and whether the call was queued, or `None` for a rank in none of the
+    /// call's groups.
+    #[inline(always)]
+    fn submit_call(
+        &self,
+        rank: usize,
+        call: &Dispatched<'_, '_, '_>,
+        args: &mut CollArgs,
+        fingerprint: &mut Fingerprint,
+    ) -> Option<(u64, bool)> {
+        let shared = self.world().shared();
+        let comms = call.comms;
+        let (comm, member) = match comms {
+            [] => (&shared.world, rank),
+            groups => groups.iter().find_map(|g| g.comm.member(rank).map(|m| (&g.comm, m)))?,
+        };
+        // Only the host that owns the rank numbers its calls (a Host is used from one thread):
+        // a load and a store, not a locked read-modify-write. Two numbers: the rank's call
+        // number over every communicator (its progress, the windows held in flight), and the
+        // call's number in its communicator (the fingerprint, the LL slot).
+        let task = &shared.ranks[rank].issued.0;
+        let seq = task.load(Ordering::Relaxed) + 1;
+        task.store(seq, Ordering::Relaxed);
+        let numbered = &comm.issued[member].0;
+        fingerprint.seq = numbered.load(Ordering::Relaxed) + 1;
+        numbered.store(fingerprint.seq, Ordering::Relaxed);
+        args.call = fingerprint.words();
+        let call_in = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
+        let plan = call.plan;
+        // Made in its place: a label returned from a function had its tag bytes read back as
+        // whole words before their stores had landed (a stall of a tenth of a barrier).
+        let label = match comms {
+            [] => Label::Call(plan.what, plan.at),
+            _ => Label::GroupCall(plan.what, plan.at, Arc::clone(&comm.members)),
+        };
+        let label = &label;
+        // A trace shows each call's operands, size and algorithm: the label for that is
+        // borrowed from the host's cache, not cloned (a reference count touched per call
+        // cost a tenth of a small collective).
+        let traced = shared.tracer.timed.then(|| {
+            let i = self.traced_label(label, plan.operands, call.bytes, algorithm(call.kind));
+            std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].label)
+        });
+        let label = traced.as_deref().unwrap_or(label);
+        let kernel = KernelRef { kernel: call.kernel, args: &*args, scratch_bytes: call.scratch_bytes, comm: call_in };
+        let queued = self.submit(rank, label, seq, Some(call.signal), Submission::Kernel(kernel));
+        Some((seq, queued))
     }
 
     /// The index in this host's cache of the label a trace shows of a call: made once per call
@@ -405,7 +452,12 @@ impl Host<'_> {
         let restore =
             self.premultiply(&plan, target, opts.op, opts.scale, |member| Some(member * row..(member + 1) * row))?;
         if !target.len().is_multiple_of(n) {
-            return Err(Self::bad(&plan.call, "target", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
+            return Err(Self::bad(
+                &plan.label(),
+                "target",
+                &plan.operands[0].1,
+                format!("[{n}, row] ({n} equal rows)"),
+            ));
         }
         let args = CollArgs {
             target_off: target.offset() as u64,
@@ -463,7 +515,7 @@ impl Host<'_> {
         if target.len() != n * local.len() {
             let expected =
                 format!("{n} x {} = {} elements ({n} rows of `{}`)", local.len(), n * local.len(), local.name());
-            return Err(Self::bad(&plan.call, "target", &plan.operands[1].1, expected));
+            return Err(Self::bad(&plan.label(), "target", &plan.operands[1].1, expected));
         }
         let args = CollArgs {
             target_off: target.offset() as u64,
@@ -488,11 +540,11 @@ impl Host<'_> {
         let plan = self.plan(Collective::AllToAll, call, Location::caller(), opts.common, &operands)?;
         let n = plan.size;
         if !input.len().is_multiple_of(n) {
-            return Err(Self::bad(&plan.call, "input", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
+            return Err(Self::bad(&plan.label(), "input", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
         }
         if target.len() != input.len() {
             return Err(Self::bad(
-                &plan.call,
+                &plan.label(),
                 "target",
                 &plan.operands[1].1,
                 format!("{} elements, like `{}`", input.len(), input.name()),
@@ -538,7 +590,7 @@ impl Host<'_> {
         let rows = input.shape().dims().first().copied().unwrap_or(0);
         if input.shape().dims().len() < 2 || rows % n != 0 {
             return Err(Self::bad(
-                &plan.call,
+                &plan.label(),
                 "input",
                 &plan.operands[0].1,
                 format!("[{n} * max_rows, ...] (a block of rows per rank)"),
@@ -546,7 +598,7 @@ impl Host<'_> {
         }
         if target.shape() != input.shape() {
             return Err(Self::bad(
-                &plan.call,
+                &plan.label(),
                 "target",
                 &plan.operands[1].1,
                 format!("{:?}, like `{}`", input.shape().dims(), input.name()),
@@ -555,7 +607,7 @@ impl Host<'_> {
         for (i, counts) in [(2, send_counts), (3, recv_counts)] {
             if counts.len() != n {
                 return Err(Self::bad(
-                    &plan.call,
+                    &plan.label(),
                     plan.operands[i].0,
                     &plan.operands[i].1,
                     format!("i32 [{n}] (one count per rank)"),
@@ -638,7 +690,7 @@ impl Host<'_> {
         let scalar = scalar.unwrap_or(1.0);
         if !T::DTYPE.is_float() && (scalar.fract() != 0.0 || !scalar.is_finite()) {
             return Err(Error::InvalidSetting {
-                setting: format!("the premul_sum scalar of {}", plan.call.describe()),
+                setting: format!("the premul_sum scalar of {}", plan.label().describe()),
                 value: scalar.to_string(),
                 expected: format!("an integer: `{}` is an integer dtype", T::DTYPE),
             });
@@ -753,7 +805,7 @@ impl Host<'_> {
         if target.len() != n * local.len() {
             let expected =
                 format!("{n} x {} = {} elements ({n} rows of `{}`)", local.len(), n * local.len(), local.name());
-            return Err(Self::bad(&plan.call, "target", &plan.operands[1].1, expected));
+            return Err(Self::bad(&plan.label(), "target", &plan.operands[1].1, expected));
         }
         let args = CollArgs {
             target_off: target.offset() as u64,
@@ -778,7 +830,7 @@ impl Host<'_> {
         if input.len() != n * target.len() {
             let expected =
                 format!("{n} x {} = {} elements ({n} rows of `{}`)", target.len(), n * target.len(), target.name());
-            return Err(Self::bad(&plan.call, "input", &plan.operands[0].1, expected));
+            return Err(Self::bad(&plan.label(), "input", &plan.operands[0].1, expected));
         }
         let args = CollArgs {
             target_off: target.offset() as u64,
@@ -818,11 +870,11 @@ impl Host<'_> {
             let mut shape = vec![n * max_rows];
             shape.extend_from_slice(dims.get(1..).unwrap_or(&[]));
             let expected = format!("{shape:?} ({n} blocks of `{}`'s {max_rows} rows)", local.name());
-            return Err(Self::bad(&plan.call, "target", &plan.operands[1].1, expected));
+            return Err(Self::bad(&plan.label(), "target", &plan.operands[1].1, expected));
         }
         if counts.len() != n {
             return Err(Self::bad(
-                &plan.call,
+                &plan.label(),
                 "counts",
                 &plan.operands[2].1,
                 format!("i32 [{n}] (one count per rank)"),
@@ -845,7 +897,7 @@ impl Host<'_> {
     /// A root in the call's terms (its group's, or the world's), else an error naming the call.
     fn checked_root(plan: &Plan<'_, '_>, root: i64) -> Result<i32> {
         if root < 0 || root >= plan.size as i64 {
-            return Err(Error::RootOutOfRange { call: plan.call.describe(), root, nranks: plan.size });
+            return Err(Error::RootOutOfRange { call: plan.label().describe(), root, nranks: plan.size });
         }
         Ok(root as i32)
     }

@@ -207,6 +207,7 @@ impl RankState {
 
     /// Runs a kernel on this rank and turns its status into a result with context (`own_call`:
     /// the collective's fingerprint, for a mismatch report).
+    #[inline(always)]
     pub(crate) fn run_kernel(
         &mut self,
         kernel: KernelFn,
@@ -247,6 +248,7 @@ impl RankState {
     /// now, the pin of a call that has the cores to itself), its status returned (a failure's
     /// diagnosis is in [`RankState::take_diag`]; not returned by value, since copying it out of
     /// every call cost a tenth of a small collective's host path).
+    #[inline(always)]
     pub(crate) fn invoke(
         &mut self,
         kernel: KernelFn,
