@@ -17,7 +17,7 @@ use crate::comm::Comm;
 use crate::device::Kernel;
 use crate::error::{Error, Result};
 use crate::memory::{Allocation, Buffer, Shape, Window};
-use crate::rank::{Job, KernelOf, KernelRef, RankState, Task};
+use crate::rank::{Job, KernelOf, KernelRef, RankState, Task, Work};
 use crate::section::Section;
 use crate::transport::AllocationClaim;
 use crate::world::World;
@@ -254,12 +254,12 @@ impl<'w> Host<'w> {
             &call,
             0,
             None,
-            Submission::Work(Box::new(move |state| {
+            Box::new(move |state| {
                 // SAFETY: the view lies inside the allocation, which lives while the host
                 // scope does; this rank's queue orders the copy with its kernels.
                 unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), state.local_base().add(offset), bytes.len()) };
                 Ok(())
-            })),
+            }),
         );
         Ok(())
     }
@@ -362,73 +362,99 @@ impl<'w> Host<'w> {
             &call,
             0,
             None,
-            Submission::Work(Box::new(move |state| {
+            Box::new(move |state| {
                 let _alive = (&copies, &windows);
                 let of = KernelOf::User(kernel.source());
                 state.run_kernel(kernel.function(), words.as_ptr().cast(), 0, &label, Default::default(), of)
-            })),
+            }),
         );
         if blocking { self.sync() } else { Ok(()) }
     }
 
-    /// The one place that decides where a call for `rank` runs: right here when this host
-    /// drives that rank alone, runs calls itself and nothing is queued on the rank (see
-    /// [`WorldBuilder::inline`](crate::WorldBuilder::inline)), else on the rank's queue.
-    /// Returns whether it was queued.
-    pub(crate) fn submit(
-        &self,
-        rank: usize,
-        call: &Label,
-        seq: u64,
-        signal: Option<SignalCells>,
-        what: Submission<'_>,
-    ) -> bool {
+    /// Submits `work` for `rank`: run right here when this host runs the rank's calls itself
+    /// ([`Host::inline_state`], the one place that decides it, for work and collectives alike),
+    /// else on the rank's queue. Returns whether it was queued.
+    pub(crate) fn submit(&self, rank: usize, call: &Label, seq: u64, signal: Option<SignalCells>, work: Work) -> bool {
         self.flush_p2p();
-        self.submit_now(rank, call, seq, signal, what)
+        self.submit_now(rank, call, seq, signal, work)
     }
 
     /// [`Host::submit`] without queueing the collected sends and receives first.
-    fn submit_now(
+    fn submit_now(&self, rank: usize, call: &Label, seq: u64, signal: Option<SignalCells>, work: Work) -> bool {
+        if let Some(mut state) = self.inline_state(rank) {
+            let counted = self.world.shared().tuning.adaptive;
+            self.counted_while(&mut state, counted, |state, shared| {
+                state.run(Task { call: call.clone(), seq, signal, job: Job::Work(work) }, shared)
+            });
+            return false;
+        }
+        self.world.enqueue(rank, Task { call: call.clone(), seq, signal, job: Job::Work(work) });
+        true
+    }
+
+    /// Submits a collective's kernel for `rank`, after the collected sends and receives: run
+    /// right here when this host runs the rank's calls itself ([`Host::inline_state`]), else
+    /// queued; returns whether it was queued. (Inline, the kernel passed as itself: through the
+    /// function other work takes and an enum of the two, a small collective's host path took
+    /// some 30 instructions more.)
+    #[inline(always)]
+    pub(crate) fn submit_kernel(
         &self,
         rank: usize,
         call: &Label,
         seq: u64,
         signal: Option<SignalCells>,
-        what: Submission<'_>,
+        kernel: KernelRef<'_>,
     ) -> bool {
+        self.flush_p2p();
         let shared = self.world.shared();
-        if shared.settings.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1) {
-            let mut state = self.inline.borrow_mut();
-            let state = state.get_or_insert_with(|| RankState::new(rank, shared));
+        if let Some(mut state) = self.inline_state(rank) {
             // Busy while it runs, as a queued task is (see `Shared::busy`); except a collective
             // of every rank of the world, which no other call runs beside and which is crowded
             // by its own size: the count is one cache line every rank updates twice a call, and
             // at 4 ranks on 2 cores those updates were a tenth of a small call's time.
-            let counted = shared.tuning.adaptive
-                && !matches!(&what, Submission::Kernel(k) if k.comm.comm().size() == shared.world.size());
-            state.counted = counted;
-            if counted {
-                shared.busy.0.fetch_add(1, Ordering::Relaxed);
-            }
-            match what {
-                // A collective's arguments stay borrowed: copying them into a task cost more
-                // than a small collective's transfer.
-                Submission::Kernel(kernel) => state.run_kernel_now(call, seq, signal, kernel, shared),
-                Submission::Work(work) => {
-                    state.run(Task { call: call.clone(), seq, signal, job: Job::Work(work) }, shared)
-                }
-            }
-            if counted {
-                shared.busy.0.fetch_sub(1, Ordering::Relaxed);
-            }
+            let counted = shared.tuning.adaptive && kernel.comm.comm().size() != shared.world.size();
+            // A collective's arguments stay borrowed: copying them into a task cost more than a
+            // small collective's transfer.
+            self.counted_while(&mut state, counted, |state, shared| {
+                state.run_kernel_now(call, seq, signal, kernel, shared)
+            });
             return false;
         }
-        let job = match what {
-            Submission::Kernel(kernel) => Job::Kernel(kernel.to_owned()),
-            Submission::Work(work) => Job::Work(work),
-        };
-        self.world.enqueue(rank, Task { call: call.clone(), seq, signal, job });
+        self.world.enqueue(rank, Task { call: call.clone(), seq, signal, job: Job::Kernel(kernel.to_owned()) });
         true
+    }
+
+    /// The state of `rank` when this host runs the rank's calls itself, right now: it drives
+    /// that rank alone, runs calls itself and nothing is queued on the rank (see
+    /// [`WorldBuilder::inline`](crate::WorldBuilder::inline)).
+    #[inline(always)]
+    fn inline_state(&self, rank: usize) -> Option<std::cell::RefMut<'_, RankState>> {
+        let shared = self.world.shared();
+        if !(shared.settings.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1)) {
+            return None;
+        }
+        let state = self.inline.borrow_mut();
+        Some(std::cell::RefMut::map(state, |state| state.get_or_insert_with(|| RankState::new(rank, shared))))
+    }
+
+    /// Runs `work` on this host's inline rank, counted busy meanwhile where `counted`.
+    #[inline(always)]
+    fn counted_while(
+        &self,
+        state: &mut RankState,
+        counted: bool,
+        work: impl FnOnce(&mut RankState, &crate::shared::Shared),
+    ) {
+        let shared = self.world.shared();
+        state.counted = counted;
+        if counted {
+            shared.busy.0.fetch_add(1, Ordering::Relaxed);
+        }
+        work(state, shared);
+        if counted {
+            shared.busy.0.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
     /// The sends and receives collected, not yet queued: queued as a batch before this host's
@@ -540,13 +566,6 @@ impl Drop for Host<'_> {
             self.world.shared().host_active.store(false, Ordering::Release);
         }
     }
-}
-
-/// What a host submits to a rank: a builtin collective's kernel (borrowed, copied only into a
-/// queued task) or any other work.
-pub(crate) enum Submission<'a> {
-    Kernel(KernelRef<'a>),
-    Work(crate::rank::Work),
 }
 
 /// A window of another world passed to this one.

@@ -16,7 +16,7 @@ use crate::device::builtins;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::group::Group;
-use crate::host::{Host, Submission, foreign_window};
+use crate::host::{Host, foreign_window};
 use crate::memory::{Allocation, Operand, Window};
 use crate::rank::{CommCall, KernelRef};
 
@@ -333,7 +333,7 @@ impl Host<'_> {
         });
         let label = traced.as_deref().unwrap_or(label);
         let kernel = KernelRef { kernel: call.kernel, args: &*args, scratch_bytes: call.scratch_bytes, comm: call_in };
-        let queued = self.submit(rank, label, seq, Some(call.signal), Submission::Kernel(kernel));
+        let queued = self.submit_kernel(rank, label, seq, Some(call.signal), kernel);
         Some((seq, queued))
     }
 
@@ -736,7 +736,7 @@ impl Host<'_> {
             pass(unsafe { std::slice::from_raw_parts_mut(state.local_base().add(offset).cast::<T>(), len) });
             Ok(())
         };
-        self.submit(rank, &Label::work("local pass", name, call, None), 0, None, Submission::Work(Box::new(work)));
+        self.submit(rank, &Label::work("local pass", name, call, None), 0, None, Box::new(work));
     }
 
     /// Puts back, after a `premul_sum` call, every element of `target` outside each member's

@@ -21,7 +21,7 @@ use crate::device::builtins;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, describe_words};
 use crate::group::{Group, GroupSet};
-use crate::host::{Host, Submission, foreign_window};
+use crate::host::{Host, foreign_window};
 use crate::memory::{Allocation, Window};
 use crate::rank::RankState;
 
@@ -368,7 +368,7 @@ impl Host<'_> {
                 &label,
                 seq,
                 None,
-                Submission::Work(Box::new(move |state: &mut RankState| run_batch(state, kernel, words, &order, &held))),
+                Box::new(move |state: &mut RankState| run_batch(state, kernel, words, &order, &held)),
             );
             if queued || shared.fabric.agree_on_allocation.is_some() {
                 self.hold_in_flight(seq, batch.windows.iter().cloned());
