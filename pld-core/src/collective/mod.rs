@@ -257,6 +257,8 @@ impl Host<'_> {
             count: count as u64,
             row_len: row_len as u64,
         };
+        // The windows stay alive until every rank is past the call: the host holds them, so
+        // queueing and running the call touch no shared reference count.
         let signal = SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() };
         let call = Dispatched { plan, comms, kernel, scratch_bytes, signal, bytes, kind: variant.kind };
         // A host driving one rank (every host of an SPMD section or an MPI process) submits
@@ -904,6 +906,7 @@ impl Host<'_> {
         Ok(root as i32)
     }
 
+    /// The error of a root outside the call's ranks ([`Host::checked_root`]'s slow path).
     #[cold]
     #[inline(never)]
     fn root_out_of_range(plan: &Plan<'_, '_>, root: i64) -> Error {
