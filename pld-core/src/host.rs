@@ -438,7 +438,8 @@ impl<'w> Host<'w> {
         Some(std::cell::RefMut::map(state, |state| state.get_or_insert_with(|| RankState::new(rank, shared))))
     }
 
-    /// Runs `work` on this host's inline rank, counted busy meanwhile where `counted`.
+    /// Runs `work` on this host's inline rank with `state.counted` set, counted busy meanwhile
+    /// where `counted`.
     #[inline(always)]
     fn counted_while(
         &self,
