@@ -266,18 +266,18 @@ static inline int32_t pld_timed_out(pld_ctx *c, uint64_t cell_off, int32_t expec
  * pld_backoff_step). */
 #define PLD_YIELDS_PER_PROGRESS 16
 
-/* The slow phases of every wait, one step per call: spin_limit polls, then yield_limit yields
- * (the deadline counted from the first, looked at every PLD_YIELDS_PER_PROGRESS), then sleeps on
- * the futex of `cell` (while it still reads `observed`) in slices of at most 4 ms, so a deadline
- * or an abort is noticed within a few milliseconds (while yielding: an abort at every yield, the
- * deadline every PLD_YIELDS_PER_PROGRESS yields, each as long as another thread's time slice at
- * worst; one clock read at the first yield starts it, beside that yield's system call). With `cell` NULL (a cell of a
- * peer's window, which this rank is not woken for) it sleeps 50 us instead. Returns PLD_OK to
- * poll again, PLD_ABORTED, or PLD_TIMEOUT (the caller fills the diagnosis). */
+/* The slow phases of every wait, one step per call: spin_limit polls, then yield_limit yields,
+ * then sleeps on the futex of `cell` (while it still reads `observed`) in slices of at most 4 ms.
+ * The deadline runs from the first step past the spin phase (one clock read, beside that step's
+ * system call); an abort is noticed at every step, the deadline every PLD_YIELDS_PER_PROGRESS
+ * yields (each as long as another thread's time slice at worst) and at every sleep slice, so
+ * within a few milliseconds. With `cell` NULL (a cell of a peer's window, which this rank is not
+ * woken for) it sleeps 50 us instead. Returns PLD_OK to poll again, PLD_ABORTED, or PLD_TIMEOUT
+ * (the caller fills the diagnosis). */
 typedef struct pld_backoff {
     int32_t spins;
     int32_t yields;
-    uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 until this wait first yields: each wait has its own */
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 while this wait spins: each wait has its own */
     uint64_t started;     /* timed calls: pld_ticks() when the wait left its spin phase, less
                            * the spin phase's estimate; 0 while it spins */
 } pld_backoff;
@@ -340,10 +340,10 @@ static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t
     }
     pld_backoff_leave_spin(c, b);
     if (pld_aborted(c)) return PLD_ABORTED;
+    /* The deadline runs from the wait's first step past its spin phase: a yield phase can be
+     * long (across nodes) and each yield as long as another thread's time slice. */
+    if (b->deadline_ns == 0) b->deadline_ns = pld_deadline_ns(c, pld_now_ns());
     if (b->yields < c->yield_limit) {
-        /* The deadline runs from the first yield: a yield phase can be long (across nodes) and
-         * each yield as long as another thread's time slice. */
-        if (b->yields == 0) b->deadline_ns = pld_deadline_ns(c, pld_now_ns());
         ++b->yields;
         /* Every PLD_YIELDS_PER_PROGRESS yields the deadline is looked at and the transport
          * progresses (the first time where a wait of that many yields would have gone to
@@ -356,7 +356,6 @@ static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t
         return PLD_OK;
     }
     uint64_t now = pld_now_ns();
-    if (b->deadline_ns == 0) b->deadline_ns = pld_deadline_ns(c, now);
     if (now >= b->deadline_ns) return PLD_TIMEOUT;
     uint64_t slice = b->deadline_ns - now;
     if (slice > 4000000ull) slice = 4000000ull;

@@ -89,8 +89,6 @@ struct Plan<'p, 'a> {
 /// What every rank's submission of a dispatched call shares (see [`Host::submit_call`]).
 struct Dispatched<'c, 'p, 'a> {
     plan: &'c Plan<'p, 'a>,
-    /// The call's groups (empty: the world).
-    comms: &'c [Group],
     kernel: crate::device::abi::KernelFn,
     scratch_bytes: usize,
     signal: SignalCells,
@@ -260,7 +258,7 @@ impl Host<'_> {
         // The windows stay alive until every rank is past the call: the host holds them, so
         // queueing and running the call touch no shared reference count.
         let signal = SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() };
-        let call = Dispatched { plan, comms, kernel, scratch_bytes, signal, bytes, kind: variant.kind };
+        let call = Dispatched { plan, kernel, scratch_bytes, signal, bytes, kind: variant.kind };
         // A host driving one rank (every host of an SPMD section or an MPI process) submits
         // without a loop: around one, the compiler hoisted some thirty loop invariants into
         // stack slots, a tenth of a small call's instructions for a loop that runs once.
@@ -301,7 +299,7 @@ impl Host<'_> {
         fingerprint: &mut Fingerprint,
     ) -> Option<(u64, bool)> {
         let shared = self.world().shared();
-        let comms = call.comms;
+        let comms: &[Group] = call.plan.groups.unwrap_or(&[]);
         let (comm, member) = match comms {
             [] => (&shared.world, rank),
             groups => groups.iter().find_map(|g| g.comm.member(rank).map(|m| (&g.comm, m)))?,
