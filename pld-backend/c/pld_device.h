@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 15
+#define PLD_ABI_VERSION 16
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -139,6 +139,11 @@ typedef struct pld_ctx {
     const pld_ops *ops;
     pld_diag *diag;
     pld_watch *watch;            /* never NULL */
+    uint64_t wakes_due;          /* peers (a bit each, peers 0..63) sent an LL message this call
+                                  * whose sleepers were not looked at yet (pld_wakes_flush); the
+                                  * runtime zeroes it */
+    uint64_t wakes_off;          /* the slot those messages were written to (the same offset in
+                                  * every peer's window) */
 } pld_ctx;
 
 /* Arguments of the builtin collectives (window offsets in bytes; see each kernel). */
@@ -328,6 +333,25 @@ static inline uint64_t pld_deadline_ns(const pld_ctx *c, uint64_t now) {
     return now + c->timeout_ns < now ? UINT64_MAX : now + c->timeout_ns;
 }
 
+/* Looks for sleeping readers of the LL messages this rank sent and has not looked at yet (see
+ * pld_ll_post), waking each one found asleep. One fence for all of them, then a look at each
+ * reader's sleepers: the Dekker pairing with a reader going to sleep (pld_backoff_step's
+ * sequentially consistent increment, then its look at the message) holds however long after the
+ * store the fence comes, and a reader asleep waits at most until this rank's own wait leaves its
+ * spin phase or its kernel returns (the two places that call this). */
+static inline void pld_wakes_flush(pld_ctx *c) {
+    uint64_t due = c->wakes_due;
+    if (!due) return;
+    c->wakes_due = 0;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    do {
+        const int32_t p = __builtin_ctzll(due);
+        due &= due - 1;
+        if (__atomic_load_n(c->sleepers[p], __ATOMIC_RELAXED) > 0)
+            c->ops->wake(c->ops->data, p, (const int32_t *)(c->peer_bases[p] + c->wakes_off));
+    } while (due);
+}
+
 static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t *cell, int32_t observed) {
     if (b->spins < c->spin_limit) {
         ++b->spins;
@@ -339,6 +363,7 @@ static inline int32_t pld_backoff_step(pld_ctx *c, pld_backoff *b, const int32_t
         return PLD_OK;
     }
     pld_backoff_leave_spin(c, b);
+    pld_wakes_flush(c); /* before this rank yields or sleeps, no reader of its may sleep unwoken */
     if (pld_aborted(c)) return PLD_ABORTED;
     /* The deadline runs from the wait's first step past its spin phase: a yield phase can be
      * long (across nodes) and each yield as long as another thread's time slice. */
@@ -766,13 +791,26 @@ static inline int32_t pld_ll_room(pld_ctx *c, const pld_coll_args *a, int32_t p)
     return PLD_OK;
 }
 
+/* Notes that peer p's reader may sleep on the LL message just written to the slot at `slot_off`
+ * of its window, to be looked at by pld_wakes_flush. Where the note cannot hold it (a peer past
+ * 63, another slot noted already) the look is made now. */
+static inline void pld_wakes_due(pld_ctx *c, int32_t p, uint64_t slot_off) {
+    if (c->wakes_due && c->wakes_off != slot_off) pld_wakes_flush(c);
+    if (p < 64) {
+        c->wakes_due |= 1ull << p;
+        c->wakes_off = slot_off;
+        return;
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(c->sleepers[p], __ATOMIC_RELAXED) > 0)
+        c->ops->wake(c->ops->data, p, (const int32_t *)(c->peer_bases[p] + slot_off));
+}
+
 /* Sends `bytes` at `src` to `peer` as this call's message (pld_ll_fits must hold; the call is
  * published on the board first, by pld_ll_send or the caller). `flags`: PLD_LL_UNANSWERED for
- * a message that gets no reply (its reader marks it taken with pld_ll_take), else 0. `wake` 0:
- * the check for a sleeping reader is the caller's, by pld_ll_wake_all once it posted to every
- * peer. */
-static inline int32_t pld_ll_post_to(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes,
-                                     uint64_t flags, int wake) {
+ * a message that gets no reply (its reader marks it taken with pld_ll_take), else 0. */
+static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes,
+                                  uint64_t flags) {
     PLD_TRY(pld_ll_room(c, a, p));
     const uint64_t seq = a->call.seq;
     uint64_t *sent = pld_ll_sent(c, a, p);
@@ -786,57 +824,30 @@ static inline int32_t pld_ll_post_to(pld_ctx *c, const pld_coll_args *a, int32_t
         return pld_ll_untaken(c, a, p, last, slot_off);
     if (bytes) memcpy(slot + PLD_LL_HEADER, src, bytes);
     for (int k = 0; k < 3; ++k) __atomic_store_n(&header->what[k], a->call.what[k], __ATOMIC_RELAXED);
-    /* Release of the data and the words above; sequentially consistent for the Dekker pairing
-     * with a reader going to sleep on the call number's low half (either it sees the number or
-     * this rank sees it asleep). Measured: no slower than a plain release store here. Without
-     * `wake`, a release store: the caller fences once after all its posts (pld_ll_wake_all). */
-    if (wake)
-        __atomic_store_n(&header->seq, seq, __ATOMIC_SEQ_CST);
-    else
-        __atomic_store_n(&header->seq, seq, __ATOMIC_RELEASE);
+    /* Release of the data and the words above. The look for a reader asleep on the call
+     * number's low half comes later, by pld_wakes_flush: its fence waits until this store has
+     * taken the line from the reader, and a sequentially consistent store here did that at once
+     * (a quarter of a 2-rank barrier's time, before the rank could even poll for its peer's
+     * message, whose line can cross meanwhile; a writer to several peers waited for each line
+     * in turn). */
+    __atomic_store_n(&header->seq, seq, __ATOMIC_RELEASE);
     *sent = seq | flags;
-    if (wake && __atomic_load_n(c->sleepers[p], __ATOMIC_SEQ_CST) > 0)
-        c->ops->wake(c->ops->data, p, (const int32_t *)&header->seq);
+    pld_wakes_due(c, p, slot_off);
     return PLD_OK;
-}
-
-/* pld_ll_post_to that wakes the reader if it sleeps. */
-static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes,
-                                  uint64_t flags) {
-    return pld_ll_post_to(c, a, p, src, bytes, flags, 1);
-}
-
-/* After pld_ll_room for every peer (first + i) % nranks, i in 1..nranks, then pld_ll_post_to
- * with `wake` 0 to each (so no post waits while an earlier one's reader may sleep unwoken): one
- * fence, then every peer found asleep is woken. The posts' lines then move to the peers together,
- * where a sequentially consistent store per post made the writer wait for each line in turn. The
- * Dekker pairing with a reader going to sleep holds as in pld_ll_post: every store comes before
- * the fence, every look at the sleepers after it. */
-static inline void pld_ll_wake_all(pld_ctx *c, const pld_coll_args *a, int32_t first) {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    const uint64_t slot_off = pld_ll_slot_off(c, a, c->rank);
-    for (int32_t i = 1; i < c->nranks; ++i) {
-        const int32_t p = (first + i) % c->nranks;
-        if (__atomic_load_n(c->sleepers[p], __ATOMIC_RELAXED) > 0)
-            c->ops->wake(c->ops->data, p, (const int32_t *)(c->peer_bases[p] + slot_off));
-    }
 }
 
 /* Posts this call's message to every peer (first + i) % nranks, i in 1..nranks: `bytes` at
  * src + p * stride for peer p (stride 0: the same bytes to all), `flags` as pld_ll_post's. Room
- * in every inbox first, then every message, then one fence for all (pld_ll_wake_all). For a
- * root whose messages get no reply (broadcast, scatter), which runs ahead of its readers: its
- * lines then move together. Writers in step with their readers (all_gather, all_to_all,
- * reduce_scatter, barrier) post one by one, each reader woken as soon as its message is in:
- * this form measured 0.89x-1.06x for them at 4 ranks on 2 cores. */
+ * in every inbox first, then every message: for a root whose messages get no reply (broadcast,
+ * scatter), which runs ahead of its readers, no post then waits for a slow reader's room while
+ * the others' messages could already be on their way. */
 static inline int32_t pld_ll_post_all(pld_ctx *c, const pld_coll_args *a, int32_t first, const uint8_t *src,
                                       uint64_t stride, uint64_t bytes, uint64_t flags) {
     for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_room(c, a, (first + i) % c->nranks));
     for (int32_t i = 1; i < c->nranks; ++i) {
         const int32_t p = (first + i) % c->nranks;
-        PLD_TRY(pld_ll_post_to(c, a, p, src ? src + stride * (uint64_t)p : NULL, bytes, flags, 0));
+        PLD_TRY(pld_ll_post(c, a, p, src ? src + stride * (uint64_t)p : NULL, bytes, flags));
     }
-    pld_ll_wake_all(c, a, first);
     return PLD_OK;
 }
 

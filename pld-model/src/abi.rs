@@ -5,7 +5,7 @@
 //! is loaded: the binary reports `sizeof`/`offsetof` for these fields and the runtime compares.
 
 /// Version of the device ABI. Bump it whenever the header's structs or semantics change.
-pub const ABI_VERSION: u32 = 15;
+pub const ABI_VERSION: u32 = 16;
 
 /// Bytes a kernel stages at once (`PLD_TILE_BYTES`); every kernel's scratch holds at least this.
 pub const TILE_BYTES: usize = 65536;
@@ -136,6 +136,8 @@ impl AbiLayout {
         ("pld_ctx", "ops"),
         ("pld_ctx", "diag"),
         ("pld_ctx", "watch"),
+        ("pld_ctx", "wakes_due"),
+        ("pld_ctx", "wakes_off"),
         ("pld_watch", ""),
         ("pld_watch", "wait_ticks"),
         ("pld_watch", "spin_ticks_256"),

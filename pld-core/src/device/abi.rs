@@ -68,6 +68,11 @@ pub(crate) struct Ctx {
     pub ops: *const Ops,
     pub diag: *mut Diag,
     pub watch: *const Watch,
+    /// Peers sent an LL message this call whose sleep was not looked at yet (the kernel's own
+    /// state: zero when it starts).
+    pub wakes_due: u64,
+    /// The slot of those messages.
+    pub wakes_off: u64,
 }
 
 /// `pld_watch`: what a rank's call shows the runtime while it runs (its wait time when traced,
@@ -182,6 +187,8 @@ pub(crate) fn rust_layout() -> Vec<u64> {
                 ("pld_ctx", "ops") => offset_of!(Ctx, ops),
                 ("pld_ctx", "diag") => offset_of!(Ctx, diag),
                 ("pld_ctx", "watch") => offset_of!(Ctx, watch),
+                ("pld_ctx", "wakes_due") => offset_of!(Ctx, wakes_due),
+                ("pld_ctx", "wakes_off") => offset_of!(Ctx, wakes_off),
                 ("pld_watch", "") => size_of::<Watch>(),
                 ("pld_watch", "wait_ticks") => offset_of!(Watch, wait_ticks),
                 ("pld_watch", "spin_ticks_256") => offset_of!(Watch, spin_ticks_256),

@@ -293,6 +293,8 @@ impl RankState {
             ops: comm.ops(),
             diag: &mut self.diag,
             watch,
+            wakes_due: 0,
+            wakes_off: 0,
         };
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
         // argument struct the kernel expects (built by the caller from the same contract).

@@ -1,0 +1,114 @@
+//! An LL message's reader asleep on it is woken, though the writer looks for sleepers only
+//! after its posts (`pld_wakes_flush`): driven through the header's own functions in a small C
+//! program, rank 0 of 3 posts to an awake peer and to a sleeping one and checks that exactly the
+//! sleeping one is woken, on the cell of the message, at each place the look is made: a
+//! kernel's end (the flush every builtin kernel runs on its way out), and a wait of the writer's
+//! own that leaves its spin phase (the writer must not yield or sleep while a reader of its
+//! sleeps unwoken).
+
+use std::process::Command;
+
+const PROGRAM: &str = r#"
+#include <stdio.h>
+#include <stdint.h>
+#include "pld_device.h"
+
+#define WINDOW 65536
+static uint8_t windows[3][WINDOW] __attribute__((aligned(64)));
+static int32_t asleep[3];
+static int32_t woken_peer = -1, wakes;
+static const int32_t *woken_cell;
+
+static void on_sleep(void *data, const int32_t *cell, int32_t observed, uint64_t timeout_ns) {
+    (void)data; (void)cell; (void)observed; (void)timeout_ns;
+}
+static void on_wake(void *data, int32_t peer, const int32_t *cell) {
+    (void)data;
+    woken_peer = peer;
+    woken_cell = cell;
+    ++wakes;
+}
+
+int main(void) {
+    static int32_t abort_flag;
+    int32_t *sleepers[3] = {&asleep[0], &asleep[1], &asleep[2]};
+    uint8_t *bases[3] = {windows[0], windows[1], windows[2]};
+    pld_ops ops = {0};
+    ops.sleep = on_sleep;
+    ops.wake = on_wake;
+    pld_diag diag = {0};
+    pld_watch watch = {0};
+    pld_ctx c = {0};
+    c.rank = 0;
+    c.nranks = 3;
+    c.spin_limit = 2;
+    c.yield_limit = 4;
+    c.peer_bases = bases;
+    c.local_base = windows[0];
+    c.window_bytes = WINDOW;
+    c.sleepers = sleepers;
+    c.abort_flag = &abort_flag;
+    c.timeout_ns = 1000000000ull;
+    c.ops = &ops;
+    c.diag = &diag;
+    c.watch = &watch;
+    pld_coll_args a = {0};
+    a.ll_off = 0;
+    a.ll_stride = 4160;
+    a.ll_slots = 4;
+    a.call.seq = 1;
+    const uint64_t value = 42;
+    asleep[2] = 1; /* peer 2 sleeps, peer 1 does not */
+
+    /* 1: posts, then the kernel's end. */
+    if (pld_ll_post(&c, &a, 1, &value, sizeof value, 0) != PLD_OK) return 10;
+    if (pld_ll_post(&c, &a, 2, &value, sizeof value, 0) != PLD_OK) return 11;
+    const int32_t before_flush = wakes;
+    pld_wakes_flush(&c);
+    const uint8_t *cell = windows[2] + pld_ll_slot_off(&c, &a, 0);
+    printf("%d %d %d %d\n", before_flush, wakes, woken_peer, woken_cell == (const int32_t *)cell);
+    pld_wakes_flush(&c); /* nothing left to look at */
+    printf("%d\n", wakes);
+
+    /* 2: the next call's posts, then a wait of the writer's own on a cell nobody sets. */
+    a.call.seq = 2;
+    wakes = 0;
+    woken_peer = -1;
+    if (pld_ll_post_all(&c, &a, 0, (const uint8_t *)&value, 0, sizeof value, 0) != PLD_OK) return 12;
+    pld_backoff b = PLD_BACKOFF_INIT;
+    int32_t spinning_wakes = -1;
+    for (int i = 0; i < 3; ++i) {
+        if (!pld_backoff_spinning(&c, &b) && spinning_wakes < 0) spinning_wakes = wakes;
+        if (pld_backoff_step(&c, &b, NULL, 0) != PLD_OK) return 13;
+    }
+    cell = windows[2] + pld_ll_slot_off(&c, &a, 0);
+    printf("%d %d %d %d\n", spinning_wakes, wakes, woken_peer, woken_cell == (const int32_t *)cell);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_sleeping_reader_of_an_ll_message_is_woken_once_at_the_kernels_end_or_the_writers_first_slow_wait() {
+    let dir = std::env::temp_dir().join(format!("pld-ll-wakes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(pld_backend::HEADER_NAME), pld_backend::HEADER).unwrap();
+    let source = dir.join("wakes.c");
+    std::fs::write(&source, PROGRAM).unwrap();
+    let exe = dir.join("wakes");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = Command::new(cc).arg("-O2").arg("-I").arg(&dir).arg("-o").arg(&exe).arg(&source).status().unwrap();
+    if !status.success() {
+        let _ = std::fs::remove_dir_all(&dir);
+        panic!("compiling the wakes program failed");
+    }
+    let output = Command::new("timeout").arg("60").arg(&exe).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "the wakes program failed ({:?}): {out}", output.status);
+    let lines: Vec<&str> = out.lines().collect();
+    // Deferred past the posts, then one wake, for peer 2, on its message's cell.
+    assert_eq!(lines.first(), Some(&"0 1 2 1"), "posts then the kernel's end: {out}");
+    assert_eq!(lines.get(1), Some(&"1"), "a second flush with nothing due woke again: {out}");
+    // None while the writer's wait spins; one, for peer 2, at its first step past the spin phase.
+    assert_eq!(lines.get(2), Some(&"0 1 2 1"), "posts then a wait of the writer's: {out}");
+}
