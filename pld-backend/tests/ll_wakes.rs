@@ -6,12 +6,13 @@
 //! own that leaves its spin phase (the writer must not yield or sleep while a reader of its
 //! sleeps unwoken).
 
-use std::process::Command;
+mod header_program;
 
 const PROGRAM: &str = r#"
 #include <stdio.h>
 #include <stdint.h>
 #include "pld_device.h"
+#include "test_ctx.h"
 
 #define WINDOW 65536
 static uint8_t windows[3][WINDOW] __attribute__((aligned(64)));
@@ -30,28 +31,12 @@ static void on_wake(void *data, int32_t peer, const int32_t *cell) {
 }
 
 int main(void) {
-    static int32_t abort_flag;
     int32_t *sleepers[3] = {&asleep[0], &asleep[1], &asleep[2]};
     uint8_t *bases[3] = {windows[0], windows[1], windows[2]};
     pld_ops ops = {0};
     ops.sleep = on_sleep;
     ops.wake = on_wake;
-    pld_diag diag = {0};
-    pld_watch watch = {0};
-    pld_ctx c = {0};
-    c.rank = 0;
-    c.nranks = 3;
-    c.spin_limit = 2;
-    c.yield_limit = 4;
-    c.peer_bases = bases;
-    c.local_base = windows[0];
-    c.window_bytes = WINDOW;
-    c.sleepers = sleepers;
-    c.abort_flag = &abort_flag;
-    c.timeout_ns = 1000000000ull;
-    c.ops = &ops;
-    c.diag = &diag;
-    c.watch = &watch;
+    pld_ctx c = test_ctx(0, 3, bases, sleepers, WINDOW, &ops, 2, 4, 1000000000ull);
     pld_coll_args a = {0};
     a.ll_off = 0;
     a.ll_stride = 4160;
@@ -89,20 +74,7 @@ int main(void) {
 
 #[test]
 fn a_sleeping_reader_of_an_ll_message_is_woken_once_at_the_kernels_end_or_the_writers_first_slow_wait() {
-    let dir = std::env::temp_dir().join(format!("pld-ll-wakes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(pld_backend::HEADER_NAME), pld_backend::HEADER).unwrap();
-    let source = dir.join("wakes.c");
-    std::fs::write(&source, PROGRAM).unwrap();
-    let exe = dir.join("wakes");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(cc).arg("-O2").arg("-I").arg(&dir).arg("-o").arg(&exe).arg(&source).status().unwrap();
-    if !status.success() {
-        let _ = std::fs::remove_dir_all(&dir);
-        panic!("compiling the wakes program failed");
-    }
-    let output = Command::new("timeout").arg("60").arg(&exe).output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    let output = header_program::compile_and_run("ll-wakes", PROGRAM);
     let out = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "the wakes program failed ({:?}): {out}", output.status);
     let lines: Vec<&str> = out.lines().collect();

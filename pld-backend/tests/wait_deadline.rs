@@ -3,7 +3,7 @@
 //! whole time slice of another thread), a wait ends at its deadline, and while it yields the
 //! transport gets to progress (its `sleep` called with no time) without sleeping.
 
-use std::process::Command;
+mod header_program;
 
 /// A wait on a cell nobody changes, with a yield phase of `i32::MAX` yields and a 50 ms
 /// deadline; prints the status, the milliseconds it took, and how often `sleep` was called with
@@ -13,6 +13,7 @@ const PROGRAM: &str = r#"
 #include <stdint.h>
 #include <time.h>
 #include "pld_device.h"
+#include "test_ctx.h"
 
 static long progress_calls, sleeps;
 static void on_sleep(void *data, const int32_t *cell, int32_t observed, uint64_t timeout_ns) {
@@ -23,27 +24,13 @@ static void on_wake(void *data, int32_t peer, const int32_t *cell) { (void)data;
 
 int main(void) {
     static uint8_t window[4096];
-    static int32_t abort_flag, asleep;
+    static int32_t asleep;
     int32_t *sleepers[1] = {&asleep};
     uint8_t *bases[1] = {window};
     pld_ops ops = {0};
     ops.sleep = on_sleep;
     ops.wake = on_wake;
-    pld_diag diag = {0};
-    pld_watch watch = {0};
-    pld_ctx c = {0};
-    c.nranks = 1;
-    c.spin_limit = 4;
-    c.yield_limit = 2147483647;
-    c.peer_bases = bases;
-    c.local_base = window;
-    c.window_bytes = sizeof window;
-    c.sleepers = sleepers;
-    c.abort_flag = &abort_flag;
-    c.timeout_ns = 50000000;
-    c.ops = &ops;
-    c.diag = &diag;
-    c.watch = &watch;
+    pld_ctx c = test_ctx(0, 1, bases, sleepers, sizeof window, &ops, 4, 2147483647, 50000000);
     const uint64_t start = pld_now_ns();
     const int32_t status = pld_wait_probed(&c, 64, 1, PLD_WAIT_EQ, 64, 1, NULL, -1);
     printf("%d %llu %ld %ld\n", status, (unsigned long long)((pld_now_ns() - start) / 1000000), progress_calls, sleeps);
@@ -53,22 +40,9 @@ int main(void) {
 
 #[test]
 fn a_wait_with_a_long_yield_phase_ends_at_its_deadline_and_lets_the_transport_progress() {
-    let dir = std::env::temp_dir().join(format!("pld-wait-deadline-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(pld_backend::HEADER_NAME), pld_backend::HEADER).unwrap();
-    let source = dir.join("wait.c");
-    std::fs::write(&source, PROGRAM).unwrap();
-    let exe = dir.join("wait");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(cc).arg("-O2").arg("-I").arg(&dir).arg("-o").arg(&exe).arg(&source).status().unwrap();
-    if !status.success() {
-        let _ = std::fs::remove_dir_all(&dir);
-        panic!("compiling the wait program failed");
-    }
-    // Bounded from outside too: before the deadline ran from the first yield, this wait
-    // yielded 2^31 times first (minutes).
-    let output = Command::new("timeout").arg("60").arg(&exe).output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    // Bounded from outside too (the helper's time limit): before the deadline ran from the
+    // first yield, this wait yielded 2^31 times first (minutes).
+    let output = header_program::compile_and_run("wait-deadline", PROGRAM);
     let out = String::from_utf8(output.stdout).unwrap();
     let fields: Vec<i64> = out.split_whitespace().filter_map(|f| f.parse().ok()).collect();
     assert_eq!(fields.len(), 4, "the wait program printed {out:?} (status {:?})", output.status);
