@@ -808,7 +808,9 @@ static inline void pld_wakes_due(pld_ctx *c, int32_t p, uint64_t slot_off) {
 
 /* Sends `bytes` at `src` to `peer` as this call's message (pld_ll_fits must hold; the call is
  * published on the board first, by pld_ll_send or the caller). `flags`: PLD_LL_UNANSWERED for
- * a message that gets no reply (its reader marks it taken with pld_ll_take), else 0. */
+ * a message that gets no reply (its reader marks it taken with pld_ll_take), else 0. The look
+ * for a sleeping reader is left due (pld_wakes_due): a kernel that posts must run
+ * pld_wakes_flush before it returns, as every builtin kernel's entry point does. */
 static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes,
                                   uint64_t flags) {
     PLD_TRY(pld_ll_room(c, a, p));

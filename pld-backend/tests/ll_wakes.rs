@@ -4,7 +4,8 @@
 //! sleeping one is woken, on the cell of the message, at each place the look is made: a
 //! kernel's end (the flush every builtin kernel runs on its way out), and a wait of the writer's
 //! own that leaves its spin phase (the writer must not yield or sleep while a reader of its
-//! sleeps unwoken).
+//! sleeps unwoken). And where the note cannot hold a post (a post to another slot while some are
+//! due, a peer past 63) the look is made at once.
 
 mod header_program;
 
@@ -15,8 +16,9 @@ const PROGRAM: &str = r#"
 #include "test_ctx.h"
 
 #define WINDOW 65536
-static uint8_t windows[3][WINDOW] __attribute__((aligned(64)));
-static int32_t asleep[3];
+#define RANKS 65
+static uint8_t windows[RANKS][WINDOW] __attribute__((aligned(64)));
+static int32_t asleep[RANKS];
 static int32_t woken_peer = -1, wakes;
 static const int32_t *woken_cell;
 
@@ -31,8 +33,12 @@ static void on_wake(void *data, int32_t peer, const int32_t *cell) {
 }
 
 int main(void) {
-    int32_t *sleepers[3] = {&asleep[0], &asleep[1], &asleep[2]};
-    uint8_t *bases[3] = {windows[0], windows[1], windows[2]};
+    int32_t *sleepers[RANKS];
+    uint8_t *bases[RANKS];
+    for (int r = 0; r < RANKS; ++r) {
+        sleepers[r] = &asleep[r];
+        bases[r] = windows[r];
+    }
     pld_ops ops = {0};
     ops.sleep = on_sleep;
     ops.wake = on_wake;
@@ -68,6 +74,29 @@ int main(void) {
     }
     cell = windows[2] + pld_ll_slot_off(&c, &a, 0);
     printf("%d %d %d %d\n", spinning_wakes, wakes, woken_peer, woken_cell == (const int32_t *)cell);
+
+    /* 3: a post to another slot (the next call's) while one is due: the due one is looked at
+     * first, at that post. */
+    wakes = 0;
+    woken_peer = -1;
+    a.call.seq = 3;
+    if (pld_ll_post(&c, &a, 2, &value, sizeof value, 0) != PLD_OK) return 14;
+    cell = windows[2] + pld_ll_slot_off(&c, &a, 0);
+    a.call.seq = 4;
+    if (pld_ll_post(&c, &a, 1, &value, sizeof value, 0) != PLD_OK) return 15;
+    printf("%d %d %d\n", wakes, woken_peer, woken_cell == (const int32_t *)cell);
+    pld_wakes_flush(&c); /* peer 1 is awake: nothing more */
+    printf("%d\n", wakes);
+
+    /* 4: a peer past 63 is looked at as its message goes. */
+    pld_ctx wide = test_ctx(0, RANKS, bases, sleepers, WINDOW, &ops, 2, 4, 1000000000ull);
+    wakes = 0;
+    woken_peer = -1;
+    asleep[RANKS - 1] = 1;
+    a.call.seq = 1;
+    if (pld_ll_post(&wide, &a, RANKS - 1, &value, sizeof value, 0) != PLD_OK) return 16;
+    cell = windows[RANKS - 1] + pld_ll_slot_off(&wide, &a, 0);
+    printf("%d %d %d %llu\n", wakes, woken_peer, woken_cell == (const int32_t *)cell, (unsigned long long)wide.wakes_due);
     return 0;
 }
 "#;
@@ -83,4 +112,9 @@ fn a_sleeping_reader_of_an_ll_message_is_woken_once_at_the_kernels_end_or_the_wr
     assert_eq!(lines.get(1), Some(&"1"), "a second flush with nothing due woke again: {out}");
     // None while the writer's wait spins; one, for peer 2, at its first step past the spin phase.
     assert_eq!(lines.get(2), Some(&"0 1 2 1"), "posts then a wait of the writer's: {out}");
+    // The next call's post looks at the one due before it; its own reader is awake.
+    assert_eq!(lines.get(3), Some(&"1 2 1"), "a post to another slot: {out}");
+    assert_eq!(lines.get(4), Some(&"1"), "the awake reader was woken: {out}");
+    // Peer 64: woken at once, nothing left due.
+    assert_eq!(lines.get(5), Some(&"1 64 1 0"), "a peer past 63: {out}");
 }
