@@ -333,6 +333,13 @@ static inline uint64_t pld_deadline_ns(const pld_ctx *c, uint64_t now) {
     return now + c->timeout_ns < now ? UINT64_MAX : now + c->timeout_ns;
 }
 
+/* Wakes peer p if it sleeps on the LL message at `slot_off` of its window (after the fence that
+ * orders this rank's posts before the look). */
+static inline void pld_wake_if_asleep(const pld_ctx *c, int32_t p, uint64_t slot_off) {
+    if (__atomic_load_n(c->sleepers[p], __ATOMIC_RELAXED) > 0)
+        c->ops->wake(c->ops->data, p, (const int32_t *)(c->peer_bases[p] + slot_off));
+}
+
 /* Looks for sleeping readers of the LL messages this rank sent and has not looked at yet (see
  * pld_ll_post), waking each one found asleep. One fence for all of them, then a look at each
  * reader's sleepers: the Dekker pairing with a reader going to sleep (pld_backoff_step's
@@ -345,10 +352,8 @@ static inline void pld_wakes_flush(pld_ctx *c) {
     c->wakes_due = 0;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     do {
-        const int32_t p = __builtin_ctzll(due);
+        pld_wake_if_asleep(c, __builtin_ctzll(due), c->wakes_off);
         due &= due - 1;
-        if (__atomic_load_n(c->sleepers[p], __ATOMIC_RELAXED) > 0)
-            c->ops->wake(c->ops->data, p, (const int32_t *)(c->peer_bases[p] + c->wakes_off));
     } while (due);
 }
 
@@ -802,8 +807,7 @@ static inline void pld_wakes_due(pld_ctx *c, int32_t p, uint64_t slot_off) {
         return;
     }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(c->sleepers[p], __ATOMIC_RELAXED) > 0)
-        c->ops->wake(c->ops->data, p, (const int32_t *)(c->peer_bases[p] + slot_off));
+    pld_wake_if_asleep(c, p, slot_off);
 }
 
 /* Sends `bytes` at `src` to `peer` as this call's message (pld_ll_fits must hold; the call is
