@@ -208,6 +208,11 @@ fn test_kernels() -> Arc<DeviceBinary> {
 
 fn compile_test_kernels() -> Arc<DeviceBinary> {
     const SOURCE: &str = r#"
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 /* args: [signal offset, rank that misbehaves] */
 static pld_coll_args signal_of(const void *args) {
     pld_coll_args a = {0};
@@ -224,6 +229,36 @@ int32_t barrier_without(pld_ctx *c, const void *args) {
     for (int32_t p = 0; p < c->nranks; ++p)
         if (p != c->rank) PLD_TRY(pld_await(c, &a, p, 1));
     return pld_settle_all(c, &a, 1);
+}
+
+/* args: [cell offset]. A hand-written LL-style post to a sleeping reader that leaves the look
+ * for it due, as pld_ll_post does, and returns without running it: the runtime must. Rank 1
+ * sleeps on the cell as a waiting reader does (counted in its sleepers), each sleep up to 20 s,
+ * and fails if one runs out; rank 0 waits until rank 1 is asleep, then sets the cell. */
+int32_t post_to_a_sleeper(pld_ctx *c, const void *args) {
+    const uint64_t off = ((const uint64_t *)args)[0];
+    if (c->rank == 1) {
+        int32_t *cell = (int32_t *)(c->local_base + off);
+        int32_t status = PLD_OK;
+        __atomic_fetch_add(c->sleepers[1], 1, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(cell, __ATOMIC_SEQ_CST) == 0) {
+            struct timespec most = {20, 0};
+            if (syscall(SYS_futex, cell, FUTEX_WAIT, 0, &most, NULL, 0) == -1 && errno == ETIMEDOUT) {
+                status = PLD_KERNEL_FAILED;
+                break;
+            }
+        }
+        __atomic_fetch_sub(c->sleepers[1], 1, __ATOMIC_SEQ_CST);
+        return status;
+    }
+    if (c->rank == 0) {
+        while (__atomic_load_n(c->sleepers[1], __ATOMIC_SEQ_CST) == 0) sched_yield();
+        struct timespec settle = {0, 50000000}; /* rank 1 is inside its futex by then */
+        nanosleep(&settle, NULL);
+        __atomic_store_n((int32_t *)(c->peer_bases[1] + off), 1, __ATOMIC_RELEASE);
+        pld_wakes_due(c, 1, off);
+    }
+    return PLD_OK;
 }
 
 /* A barrier that one rank fails before joining. */
@@ -277,6 +312,22 @@ fn a_kernel_that_never_notifies_times_out_with_a_diagnosis() {
     let host = world.host().unwrap();
     let fresh = host.signal("fresh").unwrap();
     host.barrier(Opts::new().signal(&fresh)).unwrap();
+    host.sync().unwrap();
+}
+
+/// A kernel's LL posts leave the look for sleeping readers to the end of the call: the runtime
+/// runs it after every kernel that left one due, so a kernel written by hand that returns
+/// without it does not leave its reader asleep (here a sleep of 20 s, which fails the kernel).
+#[test]
+fn a_reader_asleep_on_a_kernels_message_is_woken_when_the_kernel_leaves_the_look_to_the_runtime() {
+    let kernel = Kernel::new(&test_kernels(), "post_to_a_sleeper").unwrap();
+    let world = World::builder(2).timeout(Duration::from_secs(60)).local().unwrap();
+    let host = world.host().unwrap();
+    let cell = host.signal("cell").unwrap();
+    for r in 0..2 {
+        // SAFETY: the kernel takes [cell offset]; the signal is live and its row is zero.
+        unsafe { host.launch(&kernel, r, &[cell.offset() as u64]) }.unwrap();
+    }
     host.sync().unwrap();
 }
 

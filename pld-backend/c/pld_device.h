@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#define PLD_ABI_VERSION 16
+#define PLD_ABI_VERSION 17
 
 /* Reduction loops are compiled twice on x86-64, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on (an ifunc): twice the vector width where the CPU has it,
@@ -169,6 +169,10 @@ typedef struct pld_coll_args {
 enum { PLD_CHECK_CALLS = 1 };
 
 typedef int32_t (*pld_kernel_fn)(pld_ctx *ctx, const void *args);
+
+/* Every device binary defines this (pld-backend writes it beside the binary's identity); the
+ * runtime calls it after a kernel that left LL wakes due (pld_ctx.wakes_due), see pld_wakes_flush. */
+void pld_end_call(pld_ctx *c);
 
 /* ---------------------------------------------------------------- time and status */
 
@@ -345,7 +349,8 @@ static inline void pld_wake_if_asleep(const pld_ctx *c, int32_t p, uint64_t slot
  * reader's sleepers: the Dekker pairing with a reader going to sleep (pld_backoff_step's
  * sequentially consistent increment, then its look at the message) holds however long after the
  * store the fence comes, and a reader asleep waits at most until this rank's own wait leaves its
- * spin phase or its kernel returns (the two places that call this). */
+ * spin phase or its kernel returns (the two places that call this: pld_backoff_step, and the
+ * runtime through pld_end_call after a kernel that left wakes due). */
 static inline void pld_wakes_flush(pld_ctx *c) {
     uint64_t due = c->wakes_due;
     if (!due) return;
@@ -813,8 +818,8 @@ static inline void pld_wakes_due(pld_ctx *c, int32_t p, uint64_t slot_off) {
 /* Sends `bytes` at `src` to `peer` as this call's message (pld_ll_fits must hold; the call is
  * published on the board first, by pld_ll_send or the caller). `flags`: PLD_LL_UNANSWERED for
  * a message that gets no reply (its reader marks it taken with pld_ll_take), else 0. The look
- * for a sleeping reader is left due (pld_wakes_due): a kernel that posts must run
- * pld_wakes_flush before it returns, as every builtin kernel's entry point does. */
+ * for a sleeping reader is left due (pld_wakes_due): the runtime runs it after every kernel that
+ * left one due (the binary's pld_end_call), so a kernel need not, whichever way it returns. */
 static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p, const void *src, uint64_t bytes,
                                   uint64_t flags) {
     PLD_TRY(pld_ll_room(c, a, p));

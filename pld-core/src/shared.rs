@@ -10,6 +10,7 @@ use pld_model::WaitCmp;
 use crate::call::{Label, SignalCells};
 use crate::comm::Comm;
 use crate::config::Settings;
+use crate::device::abi::EndCallFn;
 use crate::error::Error;
 use crate::fingerprint::describe_words;
 use crate::memory::{Allocation, LlArea, SymmetricHeap};
@@ -51,6 +52,8 @@ pub(crate) struct Shared {
     /// Across nodes: the world's nodes as groups, and a signal for their calls (made by the
     /// first world collective that crosses nodes).
     pub(crate) across_nodes: std::sync::OnceLock<crate::collective::AcrossNodes>,
+    /// The builtin library's `pld_end_call`, run after every kernel that left LL wakes due.
+    pub(crate) end_call: EndCallFn,
 }
 
 // SAFETY: the fabric's pointers (control cells, the transport's services) point into memory
@@ -191,7 +194,8 @@ struct Failure {
 }
 
 impl Shared {
-    /// `board_off` and `ll`: the world's call board and LL area, allocated in every window.
+    /// `board_off` and `ll`: the world's call board and LL area, allocated in every window. Fails
+    /// only where the builtin device library does not load.
     pub(crate) fn new(
         fabric: Fabric,
         settings: Settings,
@@ -200,12 +204,13 @@ impl Shared {
         ll: LlArea,
         (p2p_off, p2p_depth): (usize, usize),
         tracer: Tracer,
-    ) -> Shared {
+    ) -> crate::error::Result<Shared> {
         let nranks = fabric.nranks;
         let recorded = settings.flight_recorder;
         let spin_ticks_256 = if tracer.timed { crate::trace::clock::spin_ticks_256() } else { 0 };
         let world = Arc::new(Comm::new((0..nranks).collect(), &fabric.comm_parts(), board_off, ll, Vec::new()));
-        Shared {
+        let end_call = crate::device::builtins()?.end_call();
+        Ok(Shared {
             nranks,
             world,
             fabric,
@@ -228,7 +233,8 @@ impl Shared {
             p2p_off,
             p2p_depth,
             across_nodes: std::sync::OnceLock::new(),
-        }
+            end_call,
+        })
     }
 
     pub(crate) fn heap(&self) -> &Arc<SymmetricHeap> {

@@ -119,7 +119,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
         local.clone(),
         fabric.started_ns,
     )?;
-    let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll, (p2p_off, p2p_depth), tracer));
+    let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll, (p2p_off, p2p_depth), tracer)?);
     let mut queues: Vec<Option<Sender<Task>>> = (0..nranks).map(|_| None).collect();
     let mut workers = Vec::with_capacity(local.len());
     for rank in local {

@@ -162,6 +162,9 @@ pub(crate) struct P2pArgs {
 /// `pld_kernel_fn`.
 pub(crate) type KernelFn = unsafe extern "C" fn(*mut Ctx, *const c_void) -> i32;
 
+/// `pld_end_call`: what the runtime runs after a kernel that left LL wakes due.
+pub(crate) type EndCallFn = unsafe extern "C" fn(*mut Ctx);
+
 /// `sizeof`/`offsetof` of [`AbiLayout::FIELDS`] on the Rust side, in the same order.
 pub(crate) fn rust_layout() -> Vec<u64> {
     AbiLayout::FIELDS

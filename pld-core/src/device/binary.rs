@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use pld_model::{ABI_VERSION, KernelVariant};
 
-use super::abi::{KernelFn, rust_layout};
+use super::abi::{EndCallFn, KernelFn, rust_layout};
 use crate::error::{Error, Result};
 
 /// A loaded device binary: kernels compiled against the pld device ABI.
@@ -17,6 +17,8 @@ pub struct DeviceBinary {
     name: String,
     hash: String,
     library: libloading::Library,
+    /// Its `pld_end_call`, valid while `library` lives.
+    end_call: EndCallFn,
     /// The in-memory file an embedded image was loaded from; it must outlive the mapping.
     _image: Option<OwnedFd>,
 }
@@ -103,7 +105,9 @@ impl DeviceBinary {
         {
             return Err(bad(format!("has content hash {hash}, but {expected} was expected (stale binary)")));
         }
-        Ok(DeviceBinary { name: name.to_owned(), hash, library, _image: image })
+        // SAFETY: `pld_end_call` has this signature in ABI version `ABI_VERSION`.
+        let end_call = unsafe { *library.get::<EndCallFn>(b"pld_end_call").map_err(|_| missing("pld_end_call"))? };
+        Ok(DeviceBinary { name: name.to_owned(), hash, library, end_call, _image: image })
     }
 
     /// The binary's name (its file, or the name it was embedded under).
@@ -125,6 +129,12 @@ impl DeviceBinary {
         }
     }
 
+    /// Its `pld_end_call`: the look for sleeping readers a kernel's LL posts left due. The
+    /// pointer is valid while `self` lives.
+    pub(crate) fn end_call(&self) -> EndCallFn {
+        self.end_call
+    }
+
     /// Looks up a kernel by symbol. The pointer is valid while `self` lives.
     pub(crate) fn kernel(&self, symbol: &str) -> Result<KernelFn> {
         // SAFETY: every exported kernel symbol of a pld binary has the `pld_kernel_fn` signature.
@@ -136,7 +146,7 @@ impl DeviceBinary {
 
 /// The builtin collective library, embedded at build time, with every variant resolved.
 pub(crate) struct Builtins {
-    _binary: DeviceBinary,
+    binary: DeviceBinary,
     /// By [`KernelVariant::index`]: a lookup per call is an array index.
     kernels: Box<[Option<KernelFn>]>,
 }
@@ -145,6 +155,13 @@ impl Builtins {
     pub(crate) fn kernel(&self, variant: KernelVariant) -> KernelFn {
         // Every variant was resolved at load, so the lookup cannot fail.
         self.kernels[variant.index()].expect("every builtin variant is resolved at load")
+    }
+
+    /// The `pld_end_call` the runtime runs after every kernel that left LL wakes due, user
+    /// kernels' included: every binary is built against the same header and ABI (checked at
+    /// load), and the look reads only the kernel's context.
+    pub(crate) fn end_call(&self) -> EndCallFn {
+        self.binary.end_call()
     }
 }
 
@@ -176,7 +193,7 @@ fn load_builtins() -> Result<&'static Builtins> {
             for variant in KernelVariant::all() {
                 kernels[variant.index()] = Some(binary.kernel(&variant.symbol())?);
             }
-            Ok(Builtins { _binary: binary, kernels })
+            Ok(Builtins { binary, kernels })
         })
         .as_ref()
         .map_err(Clone::clone)

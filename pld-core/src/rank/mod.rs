@@ -298,7 +298,17 @@ impl RankState {
         };
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
         // argument struct the kernel expects (built by the caller from the same contract).
-        unsafe { kernel(&mut ctx, args) }
+        let status = unsafe { kernel(&mut ctx, args) };
+        // The look for readers asleep on this call's LL messages, deferred from each post
+        // (`pld_wakes_flush`), whichever way the kernel returned: a peer must not sleep on a
+        // message because this rank failed after sending it. Out of the kernels, so a call that
+        // posted nothing (one rank) pays one branch.
+        if ctx.wakes_due != 0 {
+            // SAFETY: `end_call` is the builtin library's `pld_end_call`, alive as the world is;
+            // `ctx` is the context the kernel just ran with.
+            unsafe { (shared.end_call)(&mut ctx) };
+        }
+        status
     }
 
     /// The world this rank belongs to.
