@@ -209,6 +209,7 @@ fn test_kernels() -> Arc<DeviceBinary> {
 fn compile_test_kernels() -> Arc<DeviceBinary> {
     const SOURCE: &str = r#"
 #include <errno.h>
+#include <stdio.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -233,13 +234,28 @@ int32_t barrier_without(pld_ctx *c, const void *args) {
 
 /* args: [cell offset]. A hand-written LL-style post to a sleeping reader that leaves the look
  * for it due, as pld_ll_post does, and returns without running it: the runtime must. Rank 1
- * sleeps on the cell as a waiting reader does (counted in its sleepers), each sleep up to 20 s,
- * and fails if one runs out; rank 0 waits until rank 1 is asleep, then sets the cell. */
+ * sleeps on cell 0 as a waiting reader does (counted in its sleepers), each sleep up to 20 s,
+ * and fails if one runs out; it publishes its thread id in cell 1 first. Rank 0 sets cell 0 only
+ * once the kernel sees rank 1 asleep (its thread in state S, which nothing else on its way to
+ * the futex is), so the test cannot pass without a wake; it gives up after 10 s. */
+static int pld_test_thread_sleeps(int32_t tid) {
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    const size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = 0;
+    const char *state = strrchr(stat, ')'); /* "pid (comm) S ...": the state follows the name */
+    return state && state[1] == ' ' && state[2] == 'S';
+}
+
 int32_t post_to_a_sleeper(pld_ctx *c, const void *args) {
     const uint64_t off = ((const uint64_t *)args)[0];
     if (c->rank == 1) {
         int32_t *cell = (int32_t *)(c->local_base + off);
         int32_t status = PLD_OK;
+        __atomic_store_n(cell + 1, (int32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
         __atomic_fetch_add(c->sleepers[1], 1, __ATOMIC_SEQ_CST);
         while (__atomic_load_n(cell, __ATOMIC_SEQ_CST) == 0) {
             struct timespec most = {20, 0};
@@ -252,10 +268,15 @@ int32_t post_to_a_sleeper(pld_ctx *c, const void *args) {
         return status;
     }
     if (c->rank == 0) {
-        while (__atomic_load_n(c->sleepers[1], __ATOMIC_SEQ_CST) == 0) sched_yield();
-        struct timespec settle = {0, 50000000}; /* rank 1 is inside its futex by then */
-        nanosleep(&settle, NULL);
-        __atomic_store_n((int32_t *)(c->peer_bases[1] + off), 1, __ATOMIC_RELEASE);
+        int32_t *cell = (int32_t *)(c->peer_bases[1] + off);
+        const uint64_t give_up = pld_now_ns() + 10000000000ull;
+        for (;;) {
+            const int32_t tid = __atomic_load_n(cell + 1, __ATOMIC_ACQUIRE);
+            if (tid && __atomic_load_n(c->sleepers[1], __ATOMIC_SEQ_CST) && pld_test_thread_sleeps(tid)) break;
+            if (pld_aborted(c) || pld_now_ns() > give_up) return PLD_KERNEL_FAILED;
+            sched_yield();
+        }
+        __atomic_store_n(cell, 1, __ATOMIC_RELEASE);
         pld_wakes_due(c, 1, off);
     }
     return PLD_OK;
@@ -325,7 +346,8 @@ fn a_reader_asleep_on_a_kernels_message_is_woken_when_the_kernel_leaves_the_look
     let host = world.host().unwrap();
     let cell = host.signal("cell").unwrap();
     for r in 0..2 {
-        // SAFETY: the kernel takes [cell offset]; the signal is live and its row is zero.
+        // SAFETY: the kernel takes [cell offset]; the signal is live, its row is zero and has a
+        // cell per rank (two).
         unsafe { host.launch(&kernel, r, &[cell.offset() as u64]) }.unwrap();
     }
     host.sync().unwrap();

@@ -10,10 +10,11 @@ pub struct DeviceSource {
 }
 
 impl DeviceSource {
-    /// Wraps generated kernel code. The content hash covers the code and the ABI header, so a
-    /// binary built from other code or against another header is told apart at load.
+    /// Wraps generated kernel code. The content hash covers the code, the ABI header and the
+    /// runtime's entry points written beside the kernels, so a binary built from other code or
+    /// against another header is told apart at load.
     pub fn new(body: String) -> DeviceSource {
-        let hash = pld_model::fnv1a64([HEADER.as_bytes(), body.as_bytes()]);
+        let hash = pld_model::fnv1a64([HEADER.as_bytes(), runtime_definitions().as_bytes(), body.as_bytes()]);
         DeviceSource { body, hash }
     }
 
@@ -51,5 +52,18 @@ mod tests {
         assert_ne!(a.hash(), b.hash());
         assert_eq!(a.hash(), DeviceSource::new("int x;".into()).hash());
         assert!(a.to_c().contains(a.hash()));
+    }
+
+    /// The runtime calls `pld_end_call` after kernels (the look for sleeping LL readers): it is
+    /// defined once, after the header and before the kernels, so a kernel's own definitions
+    /// (a macro renaming a type, say) cannot change it.
+    #[test]
+    fn the_runtime_entry_point_comes_between_the_header_and_the_kernels() {
+        let c = DeviceSource::new("int32_t k(pld_ctx *c, const void *a) { return 0; }\n".into()).to_c();
+        let include = c.find(&format!("#include \"{HEADER_NAME}\"")).expect("the header is included");
+        let end_call = c.find("void pld_end_call(pld_ctx *c) { pld_wakes_flush(c); }").expect("pld_end_call");
+        let kernel = c.find("int32_t k(").expect("the kernel");
+        assert!(include < end_call && end_call < kernel, "{c}");
+        assert_eq!(c.matches("pld_end_call(pld_ctx *c) {").count(), 1, "{c}");
     }
 }

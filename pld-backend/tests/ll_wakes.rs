@@ -2,7 +2,8 @@
 //! after its posts (`pld_wakes_flush`): driven through the header's own functions in a small C
 //! program, rank 0 of 3 posts to an awake peer and to a sleeping one and checks that exactly the
 //! sleeping one is woken, on the cell of the message, at each place the look is made: a
-//! kernel's end (the flush every builtin kernel runs on its way out), and a wait of the writer's
+//! kernel's end (the flush the runtime runs after every kernel that left one due, through the
+//! binary's `pld_end_call`), and a wait of the writer's
 //! own that leaves its spin phase (the writer must not yield or sleep while a reader of its
 //! sleeps unwoken). And where the note cannot hold a post (a post to another slot while some are
 //! due, a peer past 63) the look is made at once.

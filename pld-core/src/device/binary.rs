@@ -1,5 +1,6 @@
 //! Loading device binaries (shared objects for the `sim` target) and checking that they were
-//! built for this runtime: same ABI version, same struct layout, expected content hash.
+//! built for this runtime: same ABI version, same struct layout, expected content hash, and the
+//! runtime's entry point after a kernel (`pld_end_call`) present.
 
 use std::ffi::{CStr, c_char};
 use std::io::Write as _;
