@@ -395,6 +395,39 @@ fn a_stale_or_foreign_binary_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A binary without the runtime's entry point after a kernel (`pld_end_call`, which every
+/// pld-backend binary of this ABI defines) is refused on load, naming it: the runtime would
+/// otherwise have no way to wake a reader asleep on a message the kernel posted.
+#[test]
+#[allow(clippy::undocumented_unsafe_blocks)] // a pld-backend binary with one definition renamed, refused on load
+fn a_binary_without_pld_end_call_is_refused() {
+    let dir = std::env::temp_dir().join(format!("pld-no-end-call-{}", std::process::id()));
+    let source =
+        pld_backend::DeviceSource::new("int32_t k(pld_ctx *c, const void *a) { (void)c; (void)a; return 0; }".into());
+    let artifact = pld_backend::DeviceCompiler::new().opt_level(0).compile(&source, &dir, "whole").unwrap();
+    unsafe { DeviceBinary::open(&artifact.path, Some(source.hash())) }.unwrap();
+    // The same C with the definition renamed, built as pld-backend builds it.
+    let c = std::fs::read_to_string(dir.join("whole.c")).unwrap();
+    let definition = "void pld_end_call(pld_ctx *c) {";
+    assert_eq!(c.matches(definition).count(), 1, "{c}");
+    std::fs::write(dir.join("gone.c"), c.replace(definition, "void pld_end_call_gone(pld_ctx *c) {")).unwrap();
+    let so = dir.join("libgone.so");
+    let status = std::process::Command::new("cc")
+        .args(["-std=gnu11", "-shared", "-fPIC", "-O0", "-I"])
+        .arg(&dir)
+        .arg("-o")
+        .arg(&so)
+        .arg(dir.join("gone.c"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let err = unsafe { DeviceBinary::open(&so, None) }.unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, Error::DeviceBinary { .. }), "{message}");
+    assert!(message.contains("has no `pld_end_call`"), "{message}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Real device binaries, compiled by pld-backend, that an older or different header would
 /// produce: one whose `pld_abi_version` is another number, one whose `pld_ctx` has its fields at
 /// other offsets. Both are refused on load, with what differs, before any kernel runs.
