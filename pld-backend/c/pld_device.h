@@ -170,8 +170,9 @@ enum { PLD_CHECK_CALLS = 1 };
 
 typedef int32_t (*pld_kernel_fn)(pld_ctx *ctx, const void *args);
 
-/* Every device binary defines this (pld-backend writes it beside the binary's identity); the
- * runtime calls it after a kernel that left LL wakes due (pld_ctx.wakes_due), see pld_wakes_flush. */
+/* Every device binary defines this (pld-backend writes it right after this header, before the
+ * kernels); the runtime calls it after a kernel that left LL wakes due (pld_ctx.wakes_due), see
+ * pld_wakes_flush. */
 void pld_end_call(pld_ctx *c);
 
 /* ---------------------------------------------------------------- time and status */
