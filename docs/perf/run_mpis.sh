@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates docs/perf/mpis: every collective at 2 and 4 ranks against every installed MPI
 # (pld-bench --baseline all: Open MPI 4, Open MPI 5 and MPICH, each in its fastest settings, the
-# ratio against the best at each size), and all_reduce and broadcast at 8 ranks. Each run waits
+# ratio against the best at each size), and every collective at 8 ranks (8 B to 8 MiB in x16 steps:
+# 8 ranks share the 2 cores, so a ladder of six sizes keeps the run under half an hour; all_reduce
+# and broadcast also at the issue's two sizes, 8 B and 128 KiB). Each run waits
 # for an idle machine (bench/baselines/gate.sh; its log is docs/perf/mpis/gate.log).
 # Run from the repository root:
 #   bash bench/baselines/install-mpis.sh && bash docs/perf/run_mpis.sh [REPEAT] [SECONDS]
@@ -33,6 +35,15 @@ for n in 2 4; do
         # shellcheck disable=SC2046
         run "${coll}_n${n}_64M" "$coll" -b 64M -e 64M -n "$n" $(mpis_for "$n")
     done
+done
+# Every collective at 8 ranks, a ladder of its own (the *_n8_ladder tables).
+for coll in "${COLLECTIVES[@]}"; do
+    case $coll in
+        # shellcheck disable=SC2046
+        barrier) run "${coll}_n8_ladder" "$coll" -n 8 $(mpis_for 8) ;;
+        # shellcheck disable=SC2046
+        *) run "${coll}_n8_ladder" "$coll" -b 8 -e 8M -f 16 -n 8 $(mpis_for 8) ;;
+    esac
 done
 # shellcheck disable=SC2046
 run all_reduce_n8 all_reduce -b 8 -e 128K -f 16384 -n 8 $(mpis_for 8)

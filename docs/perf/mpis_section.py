@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Writes the section "Against every MPI: the tables" of docs/PERFORMANCE.md from the runs of
+docs/perf/run_mpis.sh (docs/perf/mpis/<name>.txt and .csv) and the reasons in
+docs/perf/mpis/why.txt, so that every table, its command and its line saying where pld is not
+ahead come from one run and cannot drift apart.
+
+Each table's first line is computed from its CSV (ratio = the best MPI's time / pld's time):
+below 0.97 is behind, 0.97-1.03 parity (the 3% noise band), above 1.03 ahead. The reason for a
+row behind is written by hand in why.txt (`<table name>: <text>`, one line each).
+
+Run from the repository root: python3 docs/perf/mpis_section.py (rewrites the section in place).
+"""
+
+import csv
+import pathlib
+import re
+
+OUT = pathlib.Path("docs/perf/mpis")
+DOC = pathlib.Path("docs/PERFORMANCE.md")
+HEADING = "## Against every MPI: the tables"
+COLLECTIVES = [
+    "all_reduce", "broadcast", "barrier", "all_gather", "reduce_scatter", "all_to_all", "all_to_all_v",
+    "reduce", "gather", "scatter", "all_gather_v", "sendrecv",
+]
+BEHIND, AHEAD = 0.97, 1.03
+
+
+def size(b):
+    b = int(b)
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= scale and b % scale == 0:
+            return f"{b // scale} {unit}"
+    return f"{b} B"
+
+
+def span(values, fmt):
+    lo, hi = min(values), max(values)
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}-{fmt(hi)}"
+
+
+def where(rows):
+    """One sentence: the sizes where pld is behind, at parity and ahead, with their ratios."""
+    if not rows:
+        return "No rows."
+    runs = []  # (kind, [rows]) of consecutive sizes of one kind
+    for row in rows:
+        r = row["r"]
+        kind = "behind" if r < BEHIND else "parity" if r <= AHEAD else "ahead"
+        if runs and runs[-1][0] == kind:
+            runs[-1][1].append(row)
+        else:
+            runs.append((kind, [row]))
+    ratio = lambda x: f"{x:.2f}x"
+    us = lambda x: f"{x:.2f}"
+    if len(runs) == 1 and runs[0][0] == "ahead":
+        if len(rows) == 1:
+            return f"Ahead of the best MPI ({ratio(rows[0]['r'])})."
+        return f"Ahead of the best MPI at every size ({span([r['r'] for r in rows], ratio)})."
+    parts = []
+    for kind, group in runs:
+        sizes = size(group[0]["bytes"]) if len(group) == 1 else f"{size(group[0]['bytes'])}-{size(group[-1]['bytes'])}"
+        if rows[0]["bytes"] == "0":
+            sizes = ""
+        ratios = span([r["r"] for r in group], ratio)
+        times = (
+            f"{span([float(r['time_us']) for r in group], us)} us against "
+            f"{span([float(r['best_time_us']) for r in group], us)}"
+        )
+        at = f" at {sizes}" if sizes else ""
+        if kind == "behind":
+            parts.append(f"**behind{at}** ({ratios}: {times})")
+        elif kind == "parity":
+            parts.append(f"at parity{at} ({ratios}: {times})")
+        else:
+            parts.append(f"ahead{at} ({ratios})")
+    sentence = "; ".join(parts)
+    lead = len(sentence) - len(sentence.lstrip("*"))
+    return sentence[:lead] + sentence[lead].upper() + sentence[lead + 1 :] + "."
+
+
+def load(name):
+    """A run's command, its table's lines and its rows (None if it was not run)."""
+    txt, rows_csv = OUT / f"{name}.txt", OUT / f"{name}.csv"
+    if not txt.exists() or not rows_csv.exists():
+        return None
+    lines = txt.read_text().splitlines()
+    command = lines[0].removeprefix("$ ")
+    body = [
+        line for line in lines[1:]
+        if (line.startswith("#") and not line.startswith("###") and not line.startswith("# measuring"))
+        or re.match(r"^ +\d", line)
+    ]
+    rows = list(csv.DictReader(open(rows_csv)))
+    # The ratio as the table prints it (from unrounded times; the CSV's MPI times are rounded).
+    printed = {}
+    for line in body:
+        fields = line.split()
+        if fields and fields[0].isdigit():
+            ratios = [f for f in fields if re.fullmatch(r"\d+\.\d+x", f)]
+            if ratios:
+                printed[fields[0]] = float(ratios[-1][:-1])
+    for row in rows:
+        row["r"] = printed.get(row["bytes"]) or float(row["best_time_us"]) / float(row["time_us"])
+    return command, body, rows
+
+
+def brief(rows):
+    """The summary table's cell: the sizes behind and at parity, and the range of the ratio."""
+    if not rows:
+        return "not run"
+    ratio = lambda x: f"{x:.2f}x"
+    every = span([r["r"] for r in rows], ratio)
+    behind = [r for r in rows if r["r"] < BEHIND]
+    parity = [r for r in rows if BEHIND <= r["r"] <= AHEAD]
+    if rows[0]["bytes"] == "0":
+        kind = "**behind**" if behind else "parity" if parity else "ahead"
+        return f"{kind}, {every} ({float(rows[0]['time_us']):.2f} against {float(rows[0]['best_time_us']):.2f} us)"
+    sizes = lambda group: ", ".join(size(r["bytes"]) for r in group)
+    parts = []
+    if behind:
+        parts.append(f"**behind at {sizes(behind)}** ({span([r['r'] for r in behind], ratio)})")
+    if parity:
+        parts.append(f"parity at {sizes(parity)} ({span([r['r'] for r in parity], ratio)})")
+    if not parts:
+        return f"ahead everywhere, {every}"
+    ahead = [r["r"] for r in rows if r["r"] > AHEAD]
+    return "; ".join(parts) + (f"; ahead at the other sizes ({span(ahead, ratio)})" if ahead else "")
+
+
+def summary():
+    """The table "Where pld stands": a row per collective, a column per rank count."""
+    lines = ["| collective | 2 ranks | 4 ranks | 8 ranks (8 B-8 MiB) |", "|---|---|---|---|"]
+    for coll in COLLECTIVES:
+        cells = []
+        for n in (2, 4, 8):
+            loaded = load(f"{coll}_n{n}" if n < 8 else f"{coll}_n8_ladder")
+            cells.append(brief(loaded[2]) if loaded else "not run")
+        lines.append(f"| {coll} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def table(name, title, why):
+    loaded = load(name)
+    if not loaded:
+        return None
+    command, body, rows = loaded
+    wrong = sum(int(r["wrong"]) + int(r.get("best_wrong") or 0) for r in rows)
+    note = where(rows)
+    if wrong:
+        note += f" **{wrong} wrong elements.**"
+    if why.get(name):
+        note += " " + why[name]
+    return "\n".join([
+        f"### {title}",
+        "",
+        f"`{command}` (gated). CSV and SVG: `docs/perf/mpis/{name}.csv|svg`.",
+        "",
+        "```",
+        *body,
+        "```",
+        "",
+        note,
+        "",
+        f"![{title}](perf/mpis/{name}.svg)",
+        "",
+    ])
+
+
+def main():
+    why = {}
+    for line in (OUT / "why.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            key, _, text = line.partition(":")
+            why[key.strip()] = text.strip()
+    parts = [
+        HEADING,
+        "",
+        "Written by `python3 docs/perf/mpis_section.py` from the runs of `docs/perf/run_mpis.sh` (the",
+        "tables, CSV and SVG in `docs/perf/mpis/`) and the reasons in `docs/perf/mpis/why.txt`. Each",
+        "table's first line is computed from its CSV: the ratio is the best MPI's time over pld's,",
+        "below 0.97x is behind, 0.97x-1.03x parity (the noise of these runs), above ahead. At 8",
+        "ranks every collective runs a ladder of its own (8 B to 8 MiB in x16 steps), and all_reduce",
+        "and broadcast also the issue's two sizes, 8 B and 128 KiB.",
+        "",
+    ]
+    for n in (2, 4, 8):
+        for coll in COLLECTIVES:
+            name = f"{coll}_n{n}" if n < 8 else f"{coll}_n8_ladder"
+            section = table(name, f"{coll}, {n} ranks", why)
+            if section:
+                parts.append(section)
+    for coll in ("all_reduce", "broadcast"):
+        section = table(f"{coll}_n8", f"{coll}, 8 ranks, 8 B and 128 KiB", why)
+        if section:
+            parts.append(section)
+    doc = DOC.read_text()
+    begin, end = "<!-- summary: docs/perf/mpis_section.py -->", "<!-- end of summary -->"
+    first, last = doc.index(begin) + len(begin), doc.index(end)
+    doc = doc[:first] + "\n" + summary() + "\n" + doc[last:]
+    start = doc.index(HEADING)
+    end = doc.find("\n## ", start + len(HEADING))
+    tail = doc[end + 1:] if end >= 0 else ""
+    DOC.write_text(doc[:start] + "\n".join(parts).rstrip("\n") + "\n" + ("\n" + tail if tail else ""))
+
+
+if __name__ == "__main__":
+    main()
