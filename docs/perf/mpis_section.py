@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the section "Against every MPI: the tables" of docs/PERFORMANCE.md from the runs of
+"""Writes the section "Against every MPI: the tables" of docs/PERFORMANCE.md (and, between their
+markers, the summary table "Where pld stands" and the 64 MiB table) from the runs of
 docs/perf/run_mpis.sh (docs/perf/mpis/<name>.txt and .csv) and the reasons in
 docs/perf/mpis/why.txt, so that every table, its command and its line saying where pld is not
 ahead come from one run and cannot drift apart.
@@ -139,6 +140,32 @@ def summary():
     return "\n".join(lines)
 
 
+def table_64m():
+    """The 64 MiB table: each collective's one-size run at 2 and 4 ranks, a row each."""
+    lines = [
+        "| collective | ranks | pld (us) | best MPI (us) | ratio | fastest MPI | #wrong |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for coll in COLLECTIVES:
+        for n in (2, 4):
+            loaded = load(f"{coll}_n{n}_64M")
+            if not loaded:
+                continue
+            for row in loaded[2]:
+                wrong = int(row["wrong"]) + int(row.get("best_wrong") or 0)
+                lines.append(
+                    f"| {coll} | {n} | {float(row['time_us']):.0f} | {float(row['best_time_us']):.0f} | "
+                    f"{row['r']:.2f}x | {row['fastest']} | {wrong} |"
+                )
+    return "\n".join(lines)
+
+
+def between(doc, begin, end, text):
+    """`doc` with the text between the markers `begin` and `end` replaced by `text`."""
+    first, last = doc.index(begin) + len(begin), doc.index(end)
+    return doc[:first] + "\n" + text + "\n" + doc[last:]
+
+
 def table(name, title, why):
     loaded = load(name)
     if not loaded:
@@ -194,9 +221,8 @@ def main():
         if section:
             parts.append(section)
     doc = DOC.read_text()
-    begin, end = "<!-- summary: docs/perf/mpis_section.py -->", "<!-- end of summary -->"
-    first, last = doc.index(begin) + len(begin), doc.index(end)
-    doc = doc[:first] + "\n" + summary() + "\n" + doc[last:]
+    doc = between(doc, "<!-- summary: docs/perf/mpis_section.py -->", "<!-- end of summary -->", summary())
+    doc = between(doc, "<!-- 64 MiB: docs/perf/mpis_section.py -->", "<!-- end of 64 MiB -->", table_64m())
     start = doc.index(HEADING)
     end = doc.find("\n## ", start + len(HEADING))
     tail = doc[end + 1:] if end >= 0 else ""
