@@ -412,7 +412,8 @@ fn a_binary_without_pld_end_call_is_refused() {
     assert_eq!(c.matches(definition).count(), 1, "{c}");
     std::fs::write(dir.join("gone.c"), c.replace(definition, "void pld_end_call_gone(pld_ctx *c) {")).unwrap();
     let so = dir.join("libgone.so");
-    let status = std::process::Command::new("cc")
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into()); // as pld-backend's own C tests
+    let status = std::process::Command::new(cc)
         .args(["-std=gnu11", "-shared", "-fPIC", "-O0", "-I"])
         .arg(&dir)
         .arg("-o")

@@ -19,11 +19,28 @@ import re
 OUT = pathlib.Path("docs/perf/mpis")
 DOC = pathlib.Path("docs/PERFORMANCE.md")
 HEADING = "## Against every MPI: the tables"
-COLLECTIVES = [
-    "all_reduce", "broadcast", "barrier", "all_gather", "reduce_scatter", "all_to_all", "all_to_all_v",
-    "reduce", "gather", "scatter", "all_gather_v", "sendrecv",
-]
+# The collectives in the order run_mpis.sh runs them: docs/perf/lib.sh's COLLECTIVES.
+COLLECTIVES = re.search(r"COLLECTIVES=\(([^)]*)\)", pathlib.Path("docs/perf/lib.sh").read_text()).group(1).split()
 BEHIND, AHEAD = 0.97, 1.03
+
+
+def kind(row):
+    """Where pld stands at one size: "behind", "parity" (the 3% noise band) or "ahead"."""
+    return "behind" if row["r"] < BEHIND else "parity" if row["r"] <= AHEAD else "ahead"
+
+
+def ratio(x):
+    return f"{x:.2f}x"
+
+
+def wrong(row):
+    """Wrong elements at one size, pld's and the MPIs'."""
+    return int(row["wrong"]) + int(row.get("best_wrong") or 0)
+
+
+def table_name(coll, n):
+    """A collective's ladder at `n` ranks (8 ranks run a shorter ladder of their own)."""
+    return f"{coll}_n{n}" if n < 8 else f"{coll}_n8_ladder"
 
 
 def size(b):
@@ -41,36 +58,34 @@ def span(values, fmt):
 
 def where(rows):
     """One sentence: the sizes where pld is behind, at parity and ahead, with their ratios."""
-    if not rows:
-        return "No rows."
     runs = []  # (kind, [rows]) of consecutive sizes of one kind
     for row in rows:
-        r = row["r"]
-        kind = "behind" if r < BEHIND else "parity" if r <= AHEAD else "ahead"
-        if runs and runs[-1][0] == kind:
+        if runs and runs[-1][0] == kind(row):
             runs[-1][1].append(row)
         else:
-            runs.append((kind, [row]))
-    ratio = lambda x: f"{x:.2f}x"
+            runs.append((kind(row), [row]))
     us = lambda x: f"{x:.2f}"
     if len(runs) == 1 and runs[0][0] == "ahead":
         if len(rows) == 1:
             return f"Ahead of the best MPI ({ratio(rows[0]['r'])})."
         return f"Ahead of the best MPI at every size ({span([r['r'] for r in rows], ratio)})."
     parts = []
-    for kind, group in runs:
-        sizes = size(group[0]["bytes"]) if len(group) == 1 else f"{size(group[0]['bytes'])}-{size(group[-1]['bytes'])}"
-        if rows[0]["bytes"] == "0":
+    for which, group in runs:
+        if rows[0]["bytes"] == "0":  # barrier: no size
             sizes = ""
+        elif len(group) == 1:
+            sizes = size(group[0]["bytes"])
+        else:
+            sizes = f"{size(group[0]['bytes'])}-{size(group[-1]['bytes'])}"
         ratios = span([r["r"] for r in group], ratio)
         times = (
             f"{span([float(r['time_us']) for r in group], us)} us against "
             f"{span([float(r['best_time_us']) for r in group], us)}"
         )
         at = f" at {sizes}" if sizes else ""
-        if kind == "behind":
+        if which == "behind":
             parts.append(f"**behind{at}** ({ratios}: {times})")
-        elif kind == "parity":
+        elif which == "parity":
             parts.append(f"at parity{at} ({ratios}: {times})")
         else:
             parts.append(f"ahead{at} ({ratios})")
@@ -109,13 +124,12 @@ def brief(rows):
     """The summary table's cell: the sizes behind and at parity, and the range of the ratio."""
     if not rows:
         return "not run"
-    ratio = lambda x: f"{x:.2f}x"
     every = span([r["r"] for r in rows], ratio)
-    behind = [r for r in rows if r["r"] < BEHIND]
-    parity = [r for r in rows if BEHIND <= r["r"] <= AHEAD]
-    if rows[0]["bytes"] == "0":
-        kind = "**behind**" if behind else "parity" if parity else "ahead"
-        return f"{kind}, {every} ({float(rows[0]['time_us']):.2f} against {float(rows[0]['best_time_us']):.2f} us)"
+    behind = [r for r in rows if kind(r) == "behind"]
+    parity = [r for r in rows if kind(r) == "parity"]
+    if rows[0]["bytes"] == "0":  # barrier: one row, no size
+        verdict = "**behind**" if behind else kind(rows[0])
+        return f"{verdict}, {every} ({float(rows[0]['time_us']):.2f} against {float(rows[0]['best_time_us']):.2f} us)"
     sizes = lambda group: ", ".join(size(r["bytes"]) for r in group)
     parts = []
     if behind:
@@ -124,7 +138,7 @@ def brief(rows):
         parts.append(f"parity at {sizes(parity)} ({span([r['r'] for r in parity], ratio)})")
     if not parts:
         return f"ahead everywhere, {every}"
-    ahead = [r["r"] for r in rows if r["r"] > AHEAD]
+    ahead = [r["r"] for r in rows if kind(r) == "ahead"]
     return "; ".join(parts) + (f"; ahead at the other sizes ({span(ahead, ratio)})" if ahead else "")
 
 
@@ -134,7 +148,7 @@ def summary():
     for coll in COLLECTIVES:
         cells = []
         for n in (2, 4, 8):
-            loaded = load(f"{coll}_n{n}" if n < 8 else f"{coll}_n8_ladder")
+            loaded = load(table_name(coll, n))
             cells.append(brief(loaded[2]) if loaded else "not run")
         lines.append(f"| {coll} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -152,10 +166,9 @@ def table_64m():
             if not loaded:
                 continue
             for row in loaded[2]:
-                wrong = int(row["wrong"]) + int(row.get("best_wrong") or 0)
                 lines.append(
                     f"| {coll} | {n} | {float(row['time_us']):.0f} | {float(row['best_time_us']):.0f} | "
-                    f"{row['r']:.2f}x | {row['fastest']} | {wrong} |"
+                    f"{ratio(row['r'])} | {row['fastest']} | {wrong(row)} |"
                 )
     return "\n".join(lines)
 
@@ -171,10 +184,10 @@ def table(name, title, why):
     if not loaded:
         return None
     command, body, rows = loaded
-    wrong = sum(int(r["wrong"]) + int(r.get("best_wrong") or 0) for r in rows)
+    wrong_elements = sum(map(wrong, rows))
     note = where(rows)
-    if wrong:
-        note += f" **{wrong} wrong elements.**"
+    if wrong_elements:
+        note += f" **{wrong_elements} wrong elements.**"
     if why.get(name):
         note += " " + why[name]
     return "\n".join([
@@ -212,8 +225,7 @@ def main():
     ]
     for n in (2, 4, 8):
         for coll in COLLECTIVES:
-            name = f"{coll}_n{n}" if n < 8 else f"{coll}_n8_ladder"
-            section = table(name, f"{coll}, {n} ranks", why)
+            section = table(table_name(coll, n), f"{coll}, {n} ranks", why)
             if section:
                 parts.append(section)
     for coll in ("all_reduce", "broadcast"):

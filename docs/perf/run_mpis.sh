@@ -5,6 +5,7 @@
 # 8 ranks share the 2 cores, so a ladder of six sizes keeps the run under half an hour; all_reduce
 # and broadcast also at the two sizes, 8 B and 128 KiB). Each run waits
 # for an idle machine (bench/baselines/gate.sh; its log is docs/perf/mpis/gate.log).
+# PERFORMANCE.md's section of tables is then rewritten from them (docs/perf/mpis_section.py).
 # Run from the repository root:
 #   bash bench/baselines/install-mpis.sh && bash docs/perf/run_mpis.sh [REPEAT] [SECONDS]
 set -euo pipefail
@@ -37,11 +38,10 @@ for n in 2 4; do
     done
 done
 # Every collective at 8 ranks, a ladder of its own (the *_n8_ladder tables).
+# shellcheck disable=SC2046
 for coll in "${COLLECTIVES[@]}"; do
     case $coll in
-        # shellcheck disable=SC2046
         barrier) run "${coll}_n8_ladder" "$coll" -n 8 $(mpis_for 8) ;;
-        # shellcheck disable=SC2046
         *) run "${coll}_n8_ladder" "$coll" -b 8 -e 8M -f 16 -n 8 $(mpis_for 8) ;;
     esac
 done
@@ -49,3 +49,5 @@ done
 run all_reduce_n8 all_reduce -b 8 -e 128K -f 16384 -n 8 $(mpis_for 8)
 # shellcheck disable=SC2046
 run broadcast_n8 broadcast -b 8 -e 128K -f 16384 -n 8 $(mpis_for 8)
+# PERFORMANCE.md's summary, tables and verdict lines, from the runs just made (and why.txt).
+python3 docs/perf/mpis_section.py
