@@ -64,6 +64,9 @@ pub struct Host<'w> {
     /// The labels traces show of this host's calls, by call site (and group), operands, size
     /// and algorithm (see `Host::traced_label`).
     pub(crate) traced: RefCell<Vec<crate::collective::TracedBySite>>,
+    /// The collective calls planned at each call site, for the site's next call (see
+    /// `collective::site`).
+    pub(crate) sites: RefCell<crate::collective::SitePlans>,
     _single_thread: PhantomData<*const ()>,
 }
 
@@ -82,6 +85,7 @@ impl<'w> Host<'w> {
             failed: RefCell::new(None),
             p2p: RefCell::new(crate::collective::Collected::default()),
             traced: RefCell::new(Vec::new()),
+            sites: RefCell::new(crate::collective::SitePlans::default()),
             _single_thread: PhantomData,
         }
     }

@@ -50,13 +50,16 @@ pub(crate) struct AcrossNodes {
     nodes: Groups,
     signal: std::sync::Arc<Allocation>,
     signal_shape: Shape,
+    /// The signal's view identity (see `Window`'s `id`).
+    signal_id: u64,
     /// all_gather's rows from the network, kept between calls (a fresh buffer faults its pages).
     gathered: std::sync::Mutex<Vec<u8>>,
 }
 
 impl AcrossNodes {
     fn signal(&self) -> Operand<'_> {
-        Operand { alloc: &self.signal, dtype: DType::I32, shape: &self.signal_shape, len: self.signal_shape.len() }
+        let (shape, len, id) = (&self.signal_shape, self.signal_shape.len(), self.signal_id);
+        Operand { alloc: &self.signal, dtype: DType::I32, shape, len, id }
     }
 }
 
@@ -94,7 +97,13 @@ impl Host<'_> {
         let nodes = self.split(|r| Some((node_of[r] as u32, r as i64)))?;
         let cells = Collective::signal_cells(self.nranks());
         let signal = self.allocate("__pld_across_nodes_signal", 4 * cells)?;
-        let made = AcrossNodes { nodes, signal, signal_shape: Shape::from([cells]), gathered: Default::default() };
+        let made = AcrossNodes {
+            nodes,
+            signal,
+            signal_shape: Shape::from([cells]),
+            signal_id: crate::memory::new_view_id(),
+            gathered: Default::default(),
+        };
         Ok(shared.across_nodes.get_or_init(|| made))
     }
 

@@ -23,12 +23,15 @@ use crate::rank::{CommCall, KernelRef};
 mod across_nodes;
 mod options;
 mod p2p;
+mod site;
 
 pub(crate) use across_nodes::AcrossNodes;
 
 pub use options::{AllReduce, Broadcast, Common, Opts, Reduce, ReduceScatter, Rooted};
 pub(crate) use p2p::Collected;
 pub use p2p::{RecvFrom, SendTo};
+use site::SiteKey;
+pub(crate) use site::SitePlans;
 
 /// A traced label a host made, with what it is for: the call (its site, what it is, its
 /// group), the size and algorithm, and the windows (by identity: a weak reference keeps its
@@ -74,6 +77,10 @@ struct Plan<'p, 'a> {
     at: &'static Location<'static>,
     operands: &'p [(&'static str, Operand<'a>)],
     signal: PlanSignal<'a>,
+    /// The rank count the call declared, and the signal it gave (with its operands, what a
+    /// call site's next call is compared on: [`site`]).
+    declared: Option<usize>,
+    given_signal: Option<Operand<'a>>,
     /// The groups the call runs over (`None`: the world).
     groups: Option<&'a [Group]>,
     /// The rank count of the call: the world's, or its groups' (one size for all of them).
@@ -86,15 +93,28 @@ struct Plan<'p, 'a> {
     own_window: Option<Arc<Allocation>>,
 }
 
-/// What every rank's submission of a dispatched call shares (see [`Host::submit_call`]).
-struct Dispatched<'c, 'p, 'a> {
-    plan: &'c Plan<'p, 'a>,
+/// A call's kernel and arguments, checked and built: what [`Host::issue`] numbers and submits
+/// on every rank, and what a call site keeps for its next call ([`site`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Prepared {
     kernel: crate::device::abi::KernelFn,
+    /// The kernel's arguments but for the call's fingerprint words.
+    args: CollArgs,
     scratch_bytes: usize,
     signal: SignalCells,
+    /// The fingerprint but for its number.
+    fingerprint: Fingerprint,
     /// What a trace shows of the call: its main operand's bytes, its kernel's algorithm.
     bytes: u64,
     kind: KernelKind,
+}
+
+/// What a call is, as its submission on every rank labels it (see [`Host::submit_call`]).
+struct Site<'c, 'a> {
+    what: CallWhat,
+    at: &'static Location<'static>,
+    groups: Option<&'a [Group]>,
+    operands: &'c [(&'static str, Operand<'a>)],
 }
 
 impl Plan<'_, '_> {
@@ -144,7 +164,18 @@ impl Host<'_> {
             Some(signal) => PlanSignal::Given(signal.alloc),
             None => PlanSignal::Own(self.call_signal(collective)?),
         };
-        Ok(Plan { what, at: location, operands, signal, groups: common.groups, size, op: None, own_window: None })
+        Ok(Plan {
+            what,
+            at: location,
+            operands,
+            signal,
+            declared: common.nranks,
+            given_signal: common.signal,
+            groups: common.groups,
+            size,
+            op: None,
+            own_window: None,
+        })
     }
 
     /// Checks a call's shared options (groups of one size, the declared rank count, the
@@ -216,8 +247,9 @@ impl Host<'_> {
 
     /// Queues `variant` on every rank this host drives, with `args` and the call's fingerprint
     /// (`dtype`, `count` and `row_len`: the element type, element count and row length of the
-    /// main operand). The plan is borrowed: moved by value, its last bytes were read back as
-    /// one 16-byte word right after the caller stored `op` there as a byte, a failed
+    /// main operand), and keeps what it built for the call site's next call where that may
+    /// reuse it ([`site`]). The plan is borrowed: moved by value, its last bytes were read back
+    /// as one 16-byte word right after the caller stored `op` there as a byte, a failed
     /// store-to-load forward that was a fifth of `all_reduce`'s own time.
     fn dispatch(
         &self,
@@ -229,8 +261,6 @@ impl Host<'_> {
     ) -> Result<()> {
         let kernel = builtins()?.kernel(variant);
         let shared = self.world().shared();
-        // What a trace shows of the call besides its label (used only while calls are timed).
-        let bytes = (count * dtype.map_or(0, DType::size)) as u64;
         let signal_alloc = plan.signal.alloc();
         args.signal_off = signal_alloc.offset() as u64;
         args.flags = if shared.settings.check_calls { CollArgs::CHECK_CALLS } else { 0 };
@@ -246,7 +276,7 @@ impl Host<'_> {
             (args.board_off, args.ll_off, args.ll_stride, args.ll_slots) =
                 (comm.board_off as u64, comm.ll.offset as u64, comm.ll.stride() as u64, comm.ll.slots());
         }
-        let mut fingerprint = Fingerprint {
+        let fingerprint = Fingerprint {
             seq: 0,
             kind: variant.kind,
             op: plan.op.or(variant.reduction.map(|(op, _)| op)),
@@ -255,20 +285,77 @@ impl Host<'_> {
             count: count as u64,
             row_len: row_len as u64,
         };
-        // The windows stay alive until every rank is past the call: the host holds them, so
-        // queueing and running the call touch no shared reference count.
-        let signal = SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() };
-        let call = Dispatched { plan, kernel, scratch_bytes, signal, bytes, kind: variant.kind };
+        let mut prepared = Prepared {
+            kernel,
+            args,
+            scratch_bytes,
+            signal: SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() },
+            fingerprint,
+            bytes: (count * dtype.map_or(0, DType::size)) as u64,
+            kind: variant.kind,
+        };
+        if let Some(signal) = plan.given_signal
+            && plan.groups.is_none()
+            && plan.own_window.is_none()
+            && !matches!(plan.op, Some(ReduceOp::PremulSum | ReduceOp::Avg))
+        {
+            let key = SiteKey { at: plan.at, what: plan.what, nranks: plan.declared, operands: plan.operands, signal };
+            self.sites.borrow_mut().keep(&key, &prepared);
+        }
+        let site = Site { what: plan.what, at: plan.at, groups: plan.groups, operands: plan.operands };
+        self.issue(&site, &mut prepared, plan.own_window.as_ref(), signal_alloc);
+        Ok(())
+    }
+
+    /// Issues a call its site planned before ([`site`]), if it did: the call over the world
+    /// with a signal, the same collective and options, windows and shapes as then. `None`:
+    /// plan it. (Out of line and not generic: one copy of the submission for every
+    /// collective and element type.)
+    #[inline(never)]
+    fn issue_planned(
+        &self,
+        what: CallWhat,
+        at: &'static Location<'static>,
+        common: &Common<'_>,
+        operands: &[(&'static str, Operand<'_>)],
+    ) -> Option<Result<()>> {
+        let signal = common.signal?;
+        if common.groups.is_some() {
+            return None;
+        }
+        let key = SiteKey { at, what, nranks: common.nranks, operands, signal };
+        // Borrowed while the call runs, its arguments numbered in place (copied out, they
+        // cost a `memcpy` a call); nothing the call runs plans another.
+        let mut sites = self.sites.borrow_mut();
+        let prepared = sites.get(&key)?;
+        if let Err(error) = self.check_healthy() {
+            return Some(Err(error));
+        }
+        self.issue(&Site { what, at, groups: None, operands }, prepared, None, signal.alloc);
+        Some(Ok(()))
+    }
+
+    /// Numbers a prepared call and submits it on every rank this host drives; holds its
+    /// windows (`operands`, `own_window`, `signal`) until every rank is past it where needed.
+    #[inline(always)]
+    fn issue(
+        &self,
+        call: &Site<'_, '_>,
+        prepared: &mut Prepared,
+        own_window: Option<&Arc<Allocation>>,
+        signal: &Arc<Allocation>,
+    ) {
+        let shared = self.world().shared();
         // A host driving one rank (every host of an SPMD section or an MPI process) submits
         // without a loop: around one, the compiler hoisted some thirty loop invariants into
         // stack slots, a tenth of a small call's instructions for a loop that runs once.
         let ranks = self.ranks();
         let (last_seq, queued) = if ranks.len() == 1 {
-            self.submit_call(ranks.start, &call, &mut args, &mut fingerprint).unwrap_or((0, false))
+            self.submit_call(ranks.start, call, prepared).unwrap_or((0, false))
         } else {
             let mut all = (0, false);
             for rank in ranks {
-                if let Some((seq, queued)) = self.submit_call(rank, &call, &mut args, &mut fingerprint) {
+                if let Some((seq, queued)) = self.submit_call(rank, call, prepared) {
                     all = (all.0.max(seq), all.1 | queued);
                 }
             }
@@ -280,26 +367,19 @@ impl Host<'_> {
         // queued held it: the next call's credits went to cells nobody waited on, a hang). So
         // there the windows are held even when the call ran inline.
         if queued || shared.fabric.agree_on_allocation.is_some() {
-            let windows = plan.operands.iter().map(|(_, operand)| Arc::clone(operand.alloc));
-            let own = plan.own_window.iter().cloned();
-            self.hold_in_flight(last_seq, windows.chain(own).chain([Arc::clone(signal_alloc)]));
+            let windows = call.operands.iter().map(|(_, operand)| Arc::clone(operand.alloc));
+            let own = own_window.cloned();
+            self.hold_in_flight(last_seq, windows.chain(own).chain([Arc::clone(signal)]));
         }
-        Ok(())
     }
 
-    /// Numbers `call` for `rank` and submits it there (see [`Host::dispatch`]); gives the rank's
+    /// Numbers `prepared` for `rank` and submits it there (see [`Host::issue`]); gives the rank's
     /// call number and whether the call was queued, or `None` for a rank in none of the
     /// call's groups.
     #[inline(always)]
-    fn submit_call(
-        &self,
-        rank: usize,
-        call: &Dispatched<'_, '_, '_>,
-        args: &mut CollArgs,
-        fingerprint: &mut Fingerprint,
-    ) -> Option<(u64, bool)> {
+    fn submit_call(&self, rank: usize, call: &Site<'_, '_>, prepared: &mut Prepared) -> Option<(u64, bool)> {
         let shared = self.world().shared();
-        let comms: &[Group] = call.plan.groups.unwrap_or(&[]);
+        let comms: &[Group] = call.groups.unwrap_or(&[]);
         let (comm, member) = match comms {
             [] => (&shared.world, rank),
             groups => groups.iter().find_map(|g| g.comm.member(rank).map(|m| (&g.comm, m)))?,
@@ -312,28 +392,33 @@ impl Host<'_> {
         let seq = task.load(Ordering::Relaxed) + 1;
         task.store(seq, Ordering::Relaxed);
         let numbered = &comm.issued[member].0;
+        let fingerprint = &mut prepared.fingerprint;
         fingerprint.seq = numbered.load(Ordering::Relaxed) + 1;
         numbered.store(fingerprint.seq, Ordering::Relaxed);
-        args.call = fingerprint.words();
+        prepared.args.call = fingerprint.words();
         let call_in = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
-        let plan = call.plan;
         // Made in its place: a label returned from a function had its tag bytes read back as
         // whole words before their stores had landed (a stall of a tenth of a barrier).
         let label = match comms {
-            [] => Label::Call(plan.what, plan.at),
-            _ => Label::GroupCall(plan.what, plan.at, Arc::clone(&comm.members)),
+            [] => Label::Call(call.what, call.at),
+            _ => Label::GroupCall(call.what, call.at, Arc::clone(&comm.members)),
         };
         let label = &label;
         // A trace shows each call's operands, size and algorithm: the label for that is
         // borrowed from the host's cache, not cloned (a reference count touched per call
         // cost a tenth of a small collective).
         let traced = shared.tracer.timed.then(|| {
-            let i = self.traced_label(label, plan.operands, call.bytes, algorithm(call.kind));
+            let i = self.traced_label(label, call.operands, prepared.bytes, algorithm(prepared.kind));
             std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].label)
         });
         let label = traced.as_deref().unwrap_or(label);
-        let kernel = KernelRef { kernel: call.kernel, args: &*args, scratch_bytes: call.scratch_bytes, comm: call_in };
-        let queued = self.submit_kernel(rank, label, seq, Some(call.signal), kernel);
+        let kernel = KernelRef {
+            kernel: prepared.kernel,
+            args: &prepared.args,
+            scratch_bytes: prepared.scratch_bytes,
+            comm: call_in,
+        };
+        let queued = self.submit_kernel(rank, label, seq, Some(prepared.signal), kernel);
         Some((seq, queued))
     }
 
@@ -390,7 +475,11 @@ impl Host<'_> {
         if self.all_reduce_across_nodes(call, &operands, target, &opts)? {
             return Ok(());
         }
-        let mut plan = self.plan(Collective::AllReduce, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let mut plan = self.plan(Collective::AllReduce, call, at, opts.common, &operands)?;
         plan.op = Some(opts.op);
         let (groups, size) = (plan.groups, plan.size);
         // The whole target is the result on every rank: nothing to restore after scaling.
@@ -443,7 +532,11 @@ impl Host<'_> {
     pub fn reduce_scatter<T: Element>(&self, target: &Window<'_, T>, opts: ReduceScatter<'_>) -> Result<()> {
         let call = CallWhat::ReduceScatter { op: opts.op, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
-        let mut plan = self.plan(Collective::ReduceScatter, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let mut plan = self.plan(Collective::ReduceScatter, call, at, opts.common, &operands)?;
         plan.op = Some(opts.op);
         let (groups, n) = (plan.groups, plan.size);
         let row = target.len() / n.max(1);
@@ -489,7 +582,11 @@ impl Host<'_> {
         if self.broadcast_across_nodes(call, &operands, target, &opts)? {
             return Ok(());
         }
-        let plan = self.plan(Collective::Broadcast, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let plan = self.plan(Collective::Broadcast, call, at, opts.common, &operands)?;
         let root = Self::checked_root(&plan, root)?;
         let args =
             CollArgs { target_off: target.offset() as u64, count: target.bytes() as u64, root, ..CollArgs::default() };
@@ -510,7 +607,11 @@ impl Host<'_> {
         if self.all_gather_across_nodes(call, &operands, local, target, &opts)? {
             return Ok(());
         }
-        let plan = self.plan(Collective::AllGather, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let plan = self.plan(Collective::AllGather, call, at, opts.common, &operands)?;
         let n = plan.size;
         if target.len() != n * local.len() {
             let expected =
@@ -537,7 +638,11 @@ impl Host<'_> {
     pub fn all_to_all<T: Element>(&self, input: &Window<'_, T>, target: &Window<'_, T>, opts: Opts<'_>) -> Result<()> {
         let call = CallWhat::AllToAll { dtype: T::DTYPE };
         let operands = [("input", input.operand()), ("target", target.operand())];
-        let plan = self.plan(Collective::AllToAll, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let plan = self.plan(Collective::AllToAll, call, at, opts.common, &operands)?;
         let n = plan.size;
         if !input.len().is_multiple_of(n) {
             return Err(Self::bad(&plan.label(), "input", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
@@ -585,7 +690,11 @@ impl Host<'_> {
             ("send_counts", send_counts.operand()),
             ("recv_counts", recv_counts.operand()),
         ];
-        let plan = self.plan(Collective::AllToAllV, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let plan = self.plan(Collective::AllToAllV, call, at, opts.common, &operands)?;
         let n = plan.size;
         let rows = input.shape().dims().first().copied().unwrap_or(0);
         if input.shape().dims().len() < 2 || rows % n != 0 {
@@ -638,7 +747,11 @@ impl Host<'_> {
     pub fn reduce<T: Element>(&self, target: &Window<'_, T>, opts: Reduce<'_>) -> Result<()> {
         let call = CallWhat::Reduce { op: opts.op, root: opts.root, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
-        let mut plan = self.plan(Collective::Reduce, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let mut plan = self.plan(Collective::Reduce, call, at, opts.common, &operands)?;
         plan.op = Some(opts.op);
         let root = Self::checked_root(&plan, opts.root)?;
         let (groups, size) = (plan.groups, plan.size);
@@ -799,7 +912,11 @@ impl Host<'_> {
     pub fn gather<T: Element>(&self, local: &Window<'_, T>, target: &Window<'_, T>, opts: Rooted<'_>) -> Result<()> {
         let call = CallWhat::Gather { root: opts.root, dtype: T::DTYPE };
         let operands = [("local", local.operand()), ("target", target.operand())];
-        let plan = self.plan(Collective::Gather, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let plan = self.plan(Collective::Gather, call, at, opts.common, &operands)?;
         let root = Self::checked_root(&plan, opts.root)?;
         let n = plan.size;
         if target.len() != n * local.len() {
@@ -824,7 +941,11 @@ impl Host<'_> {
     pub fn scatter<T: Element>(&self, input: &Window<'_, T>, target: &Window<'_, T>, opts: Rooted<'_>) -> Result<()> {
         let call = CallWhat::Scatter { root: opts.root, dtype: T::DTYPE };
         let operands = [("input", input.operand()), ("target", target.operand())];
-        let plan = self.plan(Collective::Scatter, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let plan = self.plan(Collective::Scatter, call, at, opts.common, &operands)?;
         let root = Self::checked_root(&plan, opts.root)?;
         let n = plan.size;
         if input.len() != n * target.len() {
@@ -858,7 +979,11 @@ impl Host<'_> {
     ) -> Result<()> {
         let call = CallWhat::AllGatherV { dtype: T::DTYPE };
         let operands = [("local", local.operand()), ("target", target.operand()), ("counts", counts.operand())];
-        let plan = self.plan(Collective::AllGatherV, call, Location::caller(), opts.common, &operands)?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
+            return issued;
+        }
+        let plan = self.plan(Collective::AllGatherV, call, at, opts.common, &operands)?;
         let n = plan.size;
         let dims = local.shape().dims();
         let max_rows = dims.first().copied().unwrap_or(0);
@@ -914,7 +1039,11 @@ impl Host<'_> {
     /// No rank passes until every rank has arrived.
     #[track_caller]
     pub fn barrier(&self, opts: Opts<'_>) -> Result<()> {
-        let plan = self.plan(Collective::Barrier, CallWhat::Barrier, Location::caller(), opts.common, &[])?;
+        let at = Location::caller();
+        if let Some(issued) = self.issue_planned(CallWhat::Barrier, at, &opts.common, &[]) {
+            return issued;
+        }
+        let plan = self.plan(Collective::Barrier, CallWhat::Barrier, at, opts.common, &[])?;
         self.dispatch(
             &plan,
             KernelVariant::movement(KernelKind::Barrier),

@@ -9,5 +9,5 @@ mod window;
 pub(crate) use heap::{ALIGN, SymmetricHeap};
 pub(crate) use ll::LlArea;
 pub(crate) use mapping::Mapping;
-pub(crate) use window::{Allocation, Operand};
+pub(crate) use window::{Allocation, Operand, new_view_id};
 pub use window::{Buffer, Shape, Window};

@@ -127,8 +127,16 @@ impl<'h> Buffer<'h> {
                 alloc_bytes: self.bytes(),
             });
         }
-        Ok(Window { alloc: Arc::clone(&self.alloc), shape, len, _marker: PhantomData })
+        Ok(Window { alloc: Arc::clone(&self.alloc), shape, len, id: new_view_id(), _marker: PhantomData })
     }
+}
+
+/// The next view's [`Window::id`] (from 1, never reused in a process).
+static NEXT_VIEW: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A view identity no view had before.
+pub(crate) fn new_view_id() -> u64 {
+    NEXT_VIEW.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Ties a view to its host scope and element type without owning a `T`.
@@ -142,12 +150,22 @@ pub struct Window<'h, T> {
     /// `shape`'s element count, counted once: a call asks for it several times, and a product
     /// over a vector each time was a tenth of a small all_reduce's host path.
     len: usize,
+    /// The view's identity: made by one [`Buffer::view`] (a clone is the same view), so two
+    /// windows with one id are one allocation with one shape. What a call site's plan is kept
+    /// by (`collective::site`): one word compared, not an allocation and a shape.
+    id: u64,
     _marker: ViewMarker<'h, T>,
 }
 
 impl<T> Clone for Window<'_, T> {
     fn clone(&self) -> Self {
-        Window { alloc: Arc::clone(&self.alloc), shape: self.shape.clone(), len: self.len, _marker: PhantomData }
+        Window {
+            alloc: Arc::clone(&self.alloc),
+            shape: self.shape.clone(),
+            len: self.len,
+            id: self.id,
+            _marker: PhantomData,
+        }
     }
 }
 
@@ -215,7 +233,7 @@ impl<'h, T: Element> Window<'h, T> {
     }
 
     pub(crate) fn operand(&self) -> Operand<'_> {
-        Operand { alloc: &self.alloc, dtype: T::DTYPE, shape: &self.shape, len: self.len }
+        Operand { alloc: &self.alloc, dtype: T::DTYPE, shape: &self.shape, len: self.len, id: self.id }
     }
 }
 
@@ -229,6 +247,8 @@ pub(crate) struct Operand<'a> {
     pub(crate) shape: &'a Shape,
     /// The shape's element count.
     pub(crate) len: usize,
+    /// The view's identity ([`Window`]'s `id`).
+    pub(crate) id: u64,
 }
 
 impl Operand<'_> {
