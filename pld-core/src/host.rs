@@ -145,6 +145,12 @@ impl<'w> Host<'w> {
         }
     }
 
+    /// Whether this host's work met a failure (see [`Host::check_healthy`]).
+    #[inline]
+    pub(crate) fn has_failed(&self) -> bool {
+        self.failed.borrow().is_some()
+    }
+
     /// The error a failed host gives every later call (apart: the healthy path is inline).
     #[cold]
     #[inline(never)]

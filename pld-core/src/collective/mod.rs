@@ -98,12 +98,10 @@ struct Plan<'p, 'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct Prepared {
     kernel: crate::device::abi::KernelFn,
-    /// The kernel's arguments but for the call's fingerprint words.
+    /// The kernel's arguments, their fingerprint words but for the call's number.
     args: CollArgs,
     scratch_bytes: usize,
     signal: SignalCells,
-    /// The fingerprint but for its number.
-    fingerprint: Fingerprint,
     /// What a trace shows of the call: its main operand's bytes, its kernel's algorithm.
     bytes: u64,
     kind: KernelKind,
@@ -276,7 +274,8 @@ impl Host<'_> {
             (args.board_off, args.ll_off, args.ll_stride, args.ll_slots) =
                 (comm.board_off as u64, comm.ll.offset as u64, comm.ll.stride() as u64, comm.ll.slots());
         }
-        let fingerprint = Fingerprint {
+        // The call's number goes in per call (`submit_call`); the rest of its words once.
+        args.call = Fingerprint {
             seq: 0,
             kind: variant.kind,
             op: plan.op.or(variant.reduction.map(|(op, _)| op)),
@@ -284,13 +283,13 @@ impl Host<'_> {
             root: args.root,
             count: count as u64,
             row_len: row_len as u64,
-        };
+        }
+        .words();
         let mut prepared = Prepared {
             kernel,
             args,
             scratch_bytes,
             signal: SignalCells { offset: signal_alloc.offset(), bytes: signal_alloc.bytes() },
-            fingerprint,
             bytes: (count * dtype.map_or(0, DType::size)) as u64,
             kind: variant.kind,
         };
@@ -307,10 +306,11 @@ impl Host<'_> {
         Ok(())
     }
 
-    /// Issues a call its site planned before ([`site`]), if it did: the call over the world
-    /// with a signal, the same collective and options, windows and shapes as then. `None`:
-    /// plan it. (Out of line and not generic: one copy of the submission for every
-    /// collective and element type.)
+    /// Issues a call its site planned before ([`site`]), if it did, and says so: the call over
+    /// the world with a signal, the same collective and options, windows and shapes as then,
+    /// on a healthy host. `false`: plan it (which also reports a failed host's error). Out of
+    /// line and not generic: one copy of the submission for every collective and element
+    /// type; a `bool`, not a `Result`, so the caller moves no error-sized value per call.
     #[inline(never)]
     fn issue_planned(
         &self,
@@ -318,21 +318,18 @@ impl Host<'_> {
         at: &'static Location<'static>,
         common: &Common<'_>,
         operands: &[(&'static str, Operand<'_>)],
-    ) -> Option<Result<()>> {
-        let signal = common.signal?;
-        if common.groups.is_some() {
-            return None;
+    ) -> bool {
+        let Some(signal) = common.signal else { return false };
+        if common.groups.is_some() || self.has_failed() {
+            return false;
         }
         let key = SiteKey { at, what, nranks: common.nranks, operands, signal };
         // Borrowed while the call runs, its arguments numbered in place (copied out, they
         // cost a `memcpy` a call); nothing the call runs plans another.
         let mut sites = self.sites.borrow_mut();
-        let prepared = sites.get(&key)?;
-        if let Err(error) = self.check_healthy() {
-            return Some(Err(error));
-        }
+        let Some(prepared) = sites.get(&key) else { return false };
         self.issue(&Site { what, at, groups: None, operands }, prepared, None, signal.alloc);
-        Some(Ok(()))
+        true
     }
 
     /// Numbers a prepared call and submits it on every rank this host drives; holds its
@@ -392,11 +389,10 @@ impl Host<'_> {
         let seq = task.load(Ordering::Relaxed) + 1;
         task.store(seq, Ordering::Relaxed);
         let numbered = &comm.issued[member].0;
-        let fingerprint = &mut prepared.fingerprint;
-        fingerprint.seq = numbered.load(Ordering::Relaxed) + 1;
-        numbered.store(fingerprint.seq, Ordering::Relaxed);
-        prepared.args.call = fingerprint.words();
-        let call_in = CommCall { comm: Arc::as_ptr(comm), member, seq: fingerprint.seq };
+        let seq_in_comm = numbered.load(Ordering::Relaxed) + 1;
+        numbered.store(seq_in_comm, Ordering::Relaxed);
+        prepared.args.call.seq = seq_in_comm;
+        let call_in = CommCall { comm: Arc::as_ptr(comm), member, seq: seq_in_comm };
         // Made in its place: a label returned from a function had its tag bytes read back as
         // whole words before their stores had landed (a stall of a tenth of a barrier).
         let label = match comms {
@@ -476,54 +472,58 @@ impl Host<'_> {
             return Ok(());
         }
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let mut plan = self.plan(Collective::AllReduce, call, at, opts.common, &operands)?;
-        plan.op = Some(opts.op);
-        let (groups, size) = (plan.groups, plan.size);
-        // The whole target is the result on every rank: nothing to restore after scaling.
-        let restore = self.premultiply(&plan, target, opts.op, opts.scale, |_| None)?;
-        debug_assert!(restore.is_empty());
-        // Auto picks the mode; mesh mode picks one-shot or two-shot by size (same reduction
-        // order, same bits).
-        let transport_only = self.world().shared().fabric.transport_only;
-        let (kind, scratch) = match opts.mode.resolve(target.bytes(), plan.size, transport_only) {
-            AllReduceMode::Mesh if target.bytes() >= self.world().shared().settings.two_shot_bytes_for(plan.size) => {
-                (KernelKind::AllReduceTwoShot, 3 * TILE_BYTES)
+        planning(|| {
+            let mut plan = self.plan(Collective::AllReduce, call, at, opts.common, &operands)?;
+            plan.op = Some(opts.op);
+            let (groups, size) = (plan.groups, plan.size);
+            // The whole target is the result on every rank: nothing to restore after scaling.
+            let restore = self.premultiply(&plan, target, opts.op, opts.scale, |_| None)?;
+            debug_assert!(restore.is_empty());
+            // Auto picks the mode; mesh mode picks one-shot or two-shot by size (same reduction
+            // order, same bits).
+            let transport_only = self.world().shared().fabric.transport_only;
+            let (kind, scratch) = match opts.mode.resolve(target.bytes(), plan.size, transport_only) {
+                AllReduceMode::Mesh
+                    if target.bytes() >= self.world().shared().settings.two_shot_bytes_for(plan.size) =>
+                {
+                    (KernelKind::AllReduceTwoShot, 3 * TILE_BYTES)
+                }
+                // fp8 accumulates a tile at a time in an f32 tile (and, as messages, 4 bytes per element).
+                AllReduceMode::Mesh if T::DTYPE.is_fp8() => {
+                    (KernelKind::AllReduceMesh, target.bytes() + 3 * TILE_BYTES + 4 * ll_sized(target.bytes()))
+                }
+                AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + 2 * TILE_BYTES),
+                AllReduceMode::Ring => (KernelKind::AllReduceRing, TILE_BYTES),
+                AllReduceMode::Auto => unreachable!("resolve gives an explicit mode"),
+            };
+            let mut args = CollArgs {
+                target_off: target.offset() as u64,
+                count: target.len() as u64,
+                divisor: kernel_divisor(T::DTYPE, opts.op, size),
+                ..CollArgs::default()
+            };
+            if kind == KernelKind::AllReduceRing && T::DTYPE.is_fp8() {
+                // The ring carries partial sums between neighbours: in f32, in a shadow of the
+                // target made for the call (see pld-backend's wide.rs).
+                let shadow = self.call_window::<f32>("__auto_f32_partials", [target.len().max(1)])?;
+                args.input_off = shadow.offset() as u64;
+                plan.own_window = Some(shadow.allocation());
             }
-            // fp8 accumulates a tile at a time in an f32 tile (and, as messages, 4 bytes per element).
-            AllReduceMode::Mesh if T::DTYPE.is_fp8() => {
-                (KernelKind::AllReduceMesh, target.bytes() + 3 * TILE_BYTES + 4 * ll_sized(target.bytes()))
+            self.dispatch(
+                &plan,
+                KernelVariant::reducing(kind, opts.op, T::DTYPE),
+                args,
+                scratch,
+                (Some(T::DTYPE), target.len(), target.len()),
+            )?;
+            if host_divides(T::DTYPE, opts.op) {
+                self.finish_average(groups, size, target, |_| Some(0..target.len()));
             }
-            AllReduceMode::Mesh => (KernelKind::AllReduceMesh, target.bytes() + 2 * TILE_BYTES),
-            AllReduceMode::Ring => (KernelKind::AllReduceRing, TILE_BYTES),
-            AllReduceMode::Auto => unreachable!("resolve gives an explicit mode"),
-        };
-        let mut args = CollArgs {
-            target_off: target.offset() as u64,
-            count: target.len() as u64,
-            divisor: kernel_divisor(T::DTYPE, opts.op, size),
-            ..CollArgs::default()
-        };
-        if kind == KernelKind::AllReduceRing && T::DTYPE.is_fp8() {
-            // The ring carries partial sums between neighbours: in f32, in a shadow of the
-            // target made for the call (see pld-backend's wide.rs).
-            let shadow = self.call_window::<f32>("__auto_f32_partials", [target.len().max(1)])?;
-            args.input_off = shadow.offset() as u64;
-            plan.own_window = Some(shadow.allocation());
-        }
-        self.dispatch(
-            &plan,
-            KernelVariant::reducing(kind, opts.op, T::DTYPE),
-            args,
-            scratch,
-            (Some(T::DTYPE), target.len(), target.len()),
-        )?;
-        if host_divides(T::DTYPE, opts.op) {
-            self.finish_average(groups, size, target, |_| Some(0..target.len()));
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// `target` is `[nranks, n]` on every rank; row `r` of rank `r` becomes the reduction of row
@@ -533,44 +533,46 @@ impl Host<'_> {
         let call = CallWhat::ReduceScatter { op: opts.op, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let mut plan = self.plan(Collective::ReduceScatter, call, at, opts.common, &operands)?;
-        plan.op = Some(opts.op);
-        let (groups, n) = (plan.groups, plan.size);
-        let row = target.len() / n.max(1);
-        // Every row is read by its owner, so all are scaled; the rows other than the member's
-        // own are put back afterwards (the contract leaves them as they were).
-        let restore =
-            self.premultiply(&plan, target, opts.op, opts.scale, |member| Some(member * row..(member + 1) * row))?;
-        if !target.len().is_multiple_of(n) {
-            return Err(Self::bad(
-                &plan.label(),
-                "target",
-                &plan.operands[0].1,
-                format!("[{n}, row] ({n} equal rows)"),
-            ));
-        }
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            count: (target.len() / n) as u64,
-            divisor: kernel_divisor(T::DTYPE, opts.op, n),
-            ..CollArgs::default()
-        };
-        let variant = KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE);
-        // fp8: an f32 tile besides the staging tile (as messages: 4 bytes per element of a row).
-        let scratch = match T::DTYPE.is_fp8() {
-            true => 2 * TILE_BYTES + 4 * ll_sized(target.bytes() / n),
-            false => TILE_BYTES,
-        };
-        self.dispatch(&plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len() / n))?;
-        self.restore_unreduced(restore, target);
-        if host_divides(T::DTYPE, opts.op) {
-            let row = target.len() / n;
-            self.finish_average(groups, n, target, |member| Some(member * row..(member + 1) * row));
-        }
-        Ok(())
+        planning(|| {
+            let mut plan = self.plan(Collective::ReduceScatter, call, at, opts.common, &operands)?;
+            plan.op = Some(opts.op);
+            let (groups, n) = (plan.groups, plan.size);
+            let row = target.len() / n.max(1);
+            // Every row is read by its owner, so all are scaled; the rows other than the member's
+            // own are put back afterwards (the contract leaves them as they were).
+            let restore =
+                self.premultiply(&plan, target, opts.op, opts.scale, |member| Some(member * row..(member + 1) * row))?;
+            if !target.len().is_multiple_of(n) {
+                return Err(Self::bad(
+                    &plan.label(),
+                    "target",
+                    &plan.operands[0].1,
+                    format!("[{n}, row] ({n} equal rows)"),
+                ));
+            }
+            let args = CollArgs {
+                target_off: target.offset() as u64,
+                count: (target.len() / n) as u64,
+                divisor: kernel_divisor(T::DTYPE, opts.op, n),
+                ..CollArgs::default()
+            };
+            let variant = KernelVariant::reducing(KernelKind::ReduceScatter, opts.op, T::DTYPE);
+            // fp8: an f32 tile besides the staging tile (as messages: 4 bytes per element of a row).
+            let scratch = match T::DTYPE.is_fp8() {
+                true => 2 * TILE_BYTES + 4 * ll_sized(target.bytes() / n),
+                false => TILE_BYTES,
+            };
+            self.dispatch(&plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len() / n))?;
+            self.restore_unreduced(restore, target);
+            if host_divides(T::DTYPE, opts.op) {
+                let row = target.len() / n;
+                self.finish_average(groups, n, target, |member| Some(member * row..(member + 1) * row));
+            }
+            Ok(())
+        })
     }
 
     /// Every rank's `target` becomes the root's.
@@ -583,20 +585,26 @@ impl Host<'_> {
             return Ok(());
         }
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let plan = self.plan(Collective::Broadcast, call, at, opts.common, &operands)?;
-        let root = Self::checked_root(&plan, root)?;
-        let args =
-            CollArgs { target_off: target.offset() as u64, count: target.bytes() as u64, root, ..CollArgs::default() };
-        self.dispatch(
-            &plan,
-            KernelVariant::movement(KernelKind::Broadcast),
-            args,
-            TILE_BYTES,
-            (Some(T::DTYPE), target.len(), target.len()),
-        )
+        planning(|| {
+            let plan = self.plan(Collective::Broadcast, call, at, opts.common, &operands)?;
+            let root = Self::checked_root(&plan, root)?;
+            let args = CollArgs {
+                target_off: target.offset() as u64,
+                count: target.bytes() as u64,
+                root,
+                ..CollArgs::default()
+            };
+            self.dispatch(
+                &plan,
+                KernelVariant::movement(KernelKind::Broadcast),
+                args,
+                TILE_BYTES,
+                (Some(T::DTYPE), target.len(), target.len()),
+            )
+        })
     }
 
     /// Row `p` of every rank's `target` (`[nranks, n]`) becomes rank `p`'s `local` (`n`).
@@ -608,29 +616,31 @@ impl Host<'_> {
             return Ok(());
         }
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let plan = self.plan(Collective::AllGather, call, at, opts.common, &operands)?;
-        let n = plan.size;
-        if target.len() != n * local.len() {
-            let expected =
-                format!("{n} x {} = {} elements ({n} rows of `{}`)", local.len(), n * local.len(), local.name());
-            return Err(Self::bad(&plan.label(), "target", &plan.operands[1].1, expected));
-        }
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            input_off: local.offset() as u64,
-            row_bytes: local.bytes() as u64,
-            ..CollArgs::default()
-        };
-        self.dispatch(
-            &plan,
-            KernelVariant::movement(KernelKind::AllGather),
-            args,
-            TILE_BYTES,
-            (Some(T::DTYPE), local.len(), local.len()),
-        )
+        planning(|| {
+            let plan = self.plan(Collective::AllGather, call, at, opts.common, &operands)?;
+            let n = plan.size;
+            if target.len() != n * local.len() {
+                let expected =
+                    format!("{n} x {} = {} elements ({n} rows of `{}`)", local.len(), n * local.len(), local.name());
+                return Err(Self::bad(&plan.label(), "target", &plan.operands[1].1, expected));
+            }
+            let args = CollArgs {
+                target_off: target.offset() as u64,
+                input_off: local.offset() as u64,
+                row_bytes: local.bytes() as u64,
+                ..CollArgs::default()
+            };
+            self.dispatch(
+                &plan,
+                KernelVariant::movement(KernelKind::AllGather),
+                args,
+                TILE_BYTES,
+                (Some(T::DTYPE), local.len(), local.len()),
+            )
+        })
     }
 
     /// Row `p` of rank `r`'s `target` becomes row `r` of rank `p`'s `input`; both `[nranks, n]`.
@@ -639,35 +649,42 @@ impl Host<'_> {
         let call = CallWhat::AllToAll { dtype: T::DTYPE };
         let operands = [("input", input.operand()), ("target", target.operand())];
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let plan = self.plan(Collective::AllToAll, call, at, opts.common, &operands)?;
-        let n = plan.size;
-        if !input.len().is_multiple_of(n) {
-            return Err(Self::bad(&plan.label(), "input", &plan.operands[0].1, format!("[{n}, row] ({n} equal rows)")));
-        }
-        if target.len() != input.len() {
-            return Err(Self::bad(
-                &plan.label(),
-                "target",
-                &plan.operands[1].1,
-                format!("{} elements, like `{}`", input.len(), input.name()),
-            ));
-        }
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            input_off: input.offset() as u64,
-            row_bytes: (input.bytes() / n) as u64,
-            ..CollArgs::default()
-        };
-        self.dispatch(
-            &plan,
-            KernelVariant::movement(KernelKind::AllToAll),
-            args,
-            TILE_BYTES,
-            (Some(T::DTYPE), input.len(), input.len() / n),
-        )
+        planning(|| {
+            let plan = self.plan(Collective::AllToAll, call, at, opts.common, &operands)?;
+            let n = plan.size;
+            if !input.len().is_multiple_of(n) {
+                return Err(Self::bad(
+                    &plan.label(),
+                    "input",
+                    &plan.operands[0].1,
+                    format!("[{n}, row] ({n} equal rows)"),
+                ));
+            }
+            if target.len() != input.len() {
+                return Err(Self::bad(
+                    &plan.label(),
+                    "target",
+                    &plan.operands[1].1,
+                    format!("{} elements, like `{}`", input.len(), input.name()),
+                ));
+            }
+            let args = CollArgs {
+                target_off: target.offset() as u64,
+                input_off: input.offset() as u64,
+                row_bytes: (input.bytes() / n) as u64,
+                ..CollArgs::default()
+            };
+            self.dispatch(
+                &plan,
+                KernelVariant::movement(KernelKind::AllToAll),
+                args,
+                TILE_BYTES,
+                (Some(T::DTYPE), input.len(), input.len() / n),
+            )
+        })
     }
 
     /// `input` and `target` are `[nranks * max_rows, ...]`: block `d` of `input` holds up to
@@ -691,54 +708,56 @@ impl Host<'_> {
             ("recv_counts", recv_counts.operand()),
         ];
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let plan = self.plan(Collective::AllToAllV, call, at, opts.common, &operands)?;
-        let n = plan.size;
-        let rows = input.shape().dims().first().copied().unwrap_or(0);
-        if input.shape().dims().len() < 2 || rows % n != 0 {
-            return Err(Self::bad(
-                &plan.label(),
-                "input",
-                &plan.operands[0].1,
-                format!("[{n} * max_rows, ...] (a block of rows per rank)"),
-            ));
-        }
-        if target.shape() != input.shape() {
-            return Err(Self::bad(
-                &plan.label(),
-                "target",
-                &plan.operands[1].1,
-                format!("{:?}, like `{}`", input.shape().dims(), input.name()),
-            ));
-        }
-        for (i, counts) in [(2, send_counts), (3, recv_counts)] {
-            if counts.len() != n {
+        planning(|| {
+            let plan = self.plan(Collective::AllToAllV, call, at, opts.common, &operands)?;
+            let n = plan.size;
+            let rows = input.shape().dims().first().copied().unwrap_or(0);
+            if input.shape().dims().len() < 2 || rows % n != 0 {
                 return Err(Self::bad(
                     &plan.label(),
-                    plan.operands[i].0,
-                    &plan.operands[i].1,
-                    format!("i32 [{n}] (one count per rank)"),
+                    "input",
+                    &plan.operands[0].1,
+                    format!("[{n} * max_rows, ...] (a block of rows per rank)"),
                 ));
             }
-        }
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            input_off: input.offset() as u64,
-            row_bytes: (input.shape().dims()[1..].iter().product::<usize>() * T::DTYPE.size()) as u64,
-            send_counts_off: send_counts.offset() as u64,
-            recv_counts_off: recv_counts.offset() as u64,
-            max_rows: (rows / n) as i64,
-            ..CollArgs::default()
-        };
-        self.dispatch(
-            &plan,
-            KernelVariant::movement(KernelKind::AllToAllV),
-            args,
-            TILE_BYTES,
-            (Some(T::DTYPE), input.len(), input.operand().row_len()),
-        )
+            if target.shape() != input.shape() {
+                return Err(Self::bad(
+                    &plan.label(),
+                    "target",
+                    &plan.operands[1].1,
+                    format!("{:?}, like `{}`", input.shape().dims(), input.name()),
+                ));
+            }
+            for (i, counts) in [(2, send_counts), (3, recv_counts)] {
+                if counts.len() != n {
+                    return Err(Self::bad(
+                        &plan.label(),
+                        plan.operands[i].0,
+                        &plan.operands[i].1,
+                        format!("i32 [{n}] (one count per rank)"),
+                    ));
+                }
+            }
+            let args = CollArgs {
+                target_off: target.offset() as u64,
+                input_off: input.offset() as u64,
+                row_bytes: (input.shape().dims()[1..].iter().product::<usize>() * T::DTYPE.size()) as u64,
+                send_counts_off: send_counts.offset() as u64,
+                recv_counts_off: recv_counts.offset() as u64,
+                max_rows: (rows / n) as i64,
+                ..CollArgs::default()
+            };
+            self.dispatch(
+                &plan,
+                KernelVariant::movement(KernelKind::AllToAllV),
+                args,
+                TILE_BYTES,
+                (Some(T::DTYPE), input.len(), input.operand().row_len()),
+            )
+        })
     }
 
     /// The root's `target` becomes the `op`-reduction of every rank's `target` (in rank order:
@@ -748,39 +767,41 @@ impl Host<'_> {
         let call = CallWhat::Reduce { op: opts.op, root: opts.root, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let mut plan = self.plan(Collective::Reduce, call, at, opts.common, &operands)?;
-        plan.op = Some(opts.op);
-        let root = Self::checked_root(&plan, opts.root)?;
-        let (groups, size) = (plan.groups, plan.size);
-        // Every rank's target is read and so scaled; the non-roots' are put back afterwards.
-        let whole = target.len();
-        let restore = self.premultiply(&plan, target, opts.op, opts.scale, |member| {
-            Some(if member == root as usize { 0..whole } else { 0..0 })
-        })?;
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            count: target.len() as u64,
-            root,
-            divisor: kernel_divisor(T::DTYPE, opts.op, size),
-            ..CollArgs::default()
-        };
-        // Scratch: the whole payload when it may travel as messages, else three tiles (fp8: an
-        // f32 tile more, and 4 bytes per element as messages).
-        let scratch = match T::DTYPE.is_fp8() {
-            true => 4 * TILE_BYTES + 4 * ll_sized(target.bytes()),
-            false => 3 * TILE_BYTES + ll_sized(target.bytes()),
-        };
-        let variant = KernelVariant::reducing(KernelKind::Reduce, opts.op, T::DTYPE);
-        self.dispatch(&plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len()))?;
-        self.restore_unreduced(restore, target);
-        if host_divides(T::DTYPE, opts.op) {
-            let root = root as usize;
-            self.finish_average(groups, size, target, |member| (member == root).then_some(0..target.len()));
-        }
-        Ok(())
+        planning(|| {
+            let mut plan = self.plan(Collective::Reduce, call, at, opts.common, &operands)?;
+            plan.op = Some(opts.op);
+            let root = Self::checked_root(&plan, opts.root)?;
+            let (groups, size) = (plan.groups, plan.size);
+            // Every rank's target is read and so scaled; the non-roots' are put back afterwards.
+            let whole = target.len();
+            let restore = self.premultiply(&plan, target, opts.op, opts.scale, |member| {
+                Some(if member == root as usize { 0..whole } else { 0..0 })
+            })?;
+            let args = CollArgs {
+                target_off: target.offset() as u64,
+                count: target.len() as u64,
+                root,
+                divisor: kernel_divisor(T::DTYPE, opts.op, size),
+                ..CollArgs::default()
+            };
+            // Scratch: the whole payload when it may travel as messages, else three tiles (fp8: an
+            // f32 tile more, and 4 bytes per element as messages).
+            let scratch = match T::DTYPE.is_fp8() {
+                true => 4 * TILE_BYTES + 4 * ll_sized(target.bytes()),
+                false => 3 * TILE_BYTES + ll_sized(target.bytes()),
+            };
+            let variant = KernelVariant::reducing(KernelKind::Reduce, opts.op, T::DTYPE);
+            self.dispatch(&plan, variant, args, scratch, (Some(T::DTYPE), target.len(), target.len()))?;
+            self.restore_unreduced(restore, target);
+            if host_divides(T::DTYPE, opts.op) {
+                let root = root as usize;
+                self.finish_average(groups, size, target, |member| (member == root).then_some(0..target.len()));
+            }
+            Ok(())
+        })
     }
 
     /// Starts `op = premul_sum(scalar)`: each member's whole `target` multiplied by `scalar`,
@@ -913,26 +934,28 @@ impl Host<'_> {
         let call = CallWhat::Gather { root: opts.root, dtype: T::DTYPE };
         let operands = [("local", local.operand()), ("target", target.operand())];
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let plan = self.plan(Collective::Gather, call, at, opts.common, &operands)?;
-        let root = Self::checked_root(&plan, opts.root)?;
-        let n = plan.size;
-        if target.len() != n * local.len() {
-            let expected =
-                format!("{n} x {} = {} elements ({n} rows of `{}`)", local.len(), n * local.len(), local.name());
-            return Err(Self::bad(&plan.label(), "target", &plan.operands[1].1, expected));
-        }
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            input_off: local.offset() as u64,
-            row_bytes: local.bytes() as u64,
-            root,
-            ..CollArgs::default()
-        };
-        let variant = KernelVariant::movement(KernelKind::Gather);
-        self.dispatch(&plan, variant, args, TILE_BYTES, (Some(T::DTYPE), local.len(), local.len()))
+        planning(|| {
+            let plan = self.plan(Collective::Gather, call, at, opts.common, &operands)?;
+            let root = Self::checked_root(&plan, opts.root)?;
+            let n = plan.size;
+            if target.len() != n * local.len() {
+                let expected =
+                    format!("{n} x {} = {} elements ({n} rows of `{}`)", local.len(), n * local.len(), local.name());
+                return Err(Self::bad(&plan.label(), "target", &plan.operands[1].1, expected));
+            }
+            let args = CollArgs {
+                target_off: target.offset() as u64,
+                input_off: local.offset() as u64,
+                row_bytes: local.bytes() as u64,
+                root,
+                ..CollArgs::default()
+            };
+            let variant = KernelVariant::movement(KernelKind::Gather);
+            self.dispatch(&plan, variant, args, TILE_BYTES, (Some(T::DTYPE), local.len(), local.len()))
+        })
     }
 
     /// Every rank's `target` (`n`) becomes row `rank` of the root's `input` (`[nranks, n]`);
@@ -942,26 +965,28 @@ impl Host<'_> {
         let call = CallWhat::Scatter { root: opts.root, dtype: T::DTYPE };
         let operands = [("input", input.operand()), ("target", target.operand())];
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let plan = self.plan(Collective::Scatter, call, at, opts.common, &operands)?;
-        let root = Self::checked_root(&plan, opts.root)?;
-        let n = plan.size;
-        if input.len() != n * target.len() {
-            let expected =
-                format!("{n} x {} = {} elements ({n} rows of `{}`)", target.len(), n * target.len(), target.name());
-            return Err(Self::bad(&plan.label(), "input", &plan.operands[0].1, expected));
-        }
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            input_off: input.offset() as u64,
-            row_bytes: target.bytes() as u64,
-            root,
-            ..CollArgs::default()
-        };
-        let variant = KernelVariant::movement(KernelKind::Scatter);
-        self.dispatch(&plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len()))
+        planning(|| {
+            let plan = self.plan(Collective::Scatter, call, at, opts.common, &operands)?;
+            let root = Self::checked_root(&plan, opts.root)?;
+            let n = plan.size;
+            if input.len() != n * target.len() {
+                let expected =
+                    format!("{n} x {} = {} elements ({n} rows of `{}`)", target.len(), n * target.len(), target.name());
+                return Err(Self::bad(&plan.label(), "input", &plan.operands[0].1, expected));
+            }
+            let args = CollArgs {
+                target_off: target.offset() as u64,
+                input_off: input.offset() as u64,
+                row_bytes: target.bytes() as u64,
+                root,
+                ..CollArgs::default()
+            };
+            let variant = KernelVariant::movement(KernelKind::Scatter);
+            self.dispatch(&plan, variant, args, TILE_BYTES, (Some(T::DTYPE), target.len(), target.len()))
+        })
     }
 
     /// `local` is `[max_rows, ...]` and `target` `[nranks * max_rows, ...]` (rows of the same
@@ -980,43 +1005,45 @@ impl Host<'_> {
         let call = CallWhat::AllGatherV { dtype: T::DTYPE };
         let operands = [("local", local.operand()), ("target", target.operand()), ("counts", counts.operand())];
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(call, at, &opts.common, &operands) {
-            return issued;
+        if self.issue_planned(call, at, &opts.common, &operands) {
+            return Ok(());
         }
-        let plan = self.plan(Collective::AllGatherV, call, at, opts.common, &operands)?;
-        let n = plan.size;
-        let dims = local.shape().dims();
-        let max_rows = dims.first().copied().unwrap_or(0);
-        let row_elems: usize = dims.iter().skip(1).product();
-        // Rows of the same length (a 1-D `local` has rows of one element), `n * max_rows` of them.
-        let target_dims = target.shape().dims();
-        let target_row: usize = target_dims.iter().skip(1).product();
-        if target_dims.first().copied() != Some(n * max_rows) || target_row != row_elems {
-            let mut shape = vec![n * max_rows];
-            shape.extend_from_slice(dims.get(1..).unwrap_or(&[]));
-            let expected = format!("{shape:?} ({n} blocks of `{}`'s {max_rows} rows)", local.name());
-            return Err(Self::bad(&plan.label(), "target", &plan.operands[1].1, expected));
-        }
-        if counts.len() != n {
-            return Err(Self::bad(
-                &plan.label(),
-                "counts",
-                &plan.operands[2].1,
-                format!("i32 [{n}] (one count per rank)"),
-            ));
-        }
-        let args = CollArgs {
-            target_off: target.offset() as u64,
-            input_off: local.offset() as u64,
-            row_bytes: (row_elems * T::DTYPE.size()) as u64,
-            send_counts_off: counts.offset() as u64,
-            max_rows: max_rows as i64,
-            ..CollArgs::default()
-        };
-        // Scratch: a message (a count and a block) when blocks travel as messages.
-        let scratch = TILE_BYTES.max(8 + local.bytes());
-        let variant = KernelVariant::movement(KernelKind::AllGatherV);
-        self.dispatch(&plan, variant, args, scratch, (Some(T::DTYPE), local.len(), row_elems))
+        planning(|| {
+            let plan = self.plan(Collective::AllGatherV, call, at, opts.common, &operands)?;
+            let n = plan.size;
+            let dims = local.shape().dims();
+            let max_rows = dims.first().copied().unwrap_or(0);
+            let row_elems: usize = dims.iter().skip(1).product();
+            // Rows of the same length (a 1-D `local` has rows of one element), `n * max_rows` of them.
+            let target_dims = target.shape().dims();
+            let target_row: usize = target_dims.iter().skip(1).product();
+            if target_dims.first().copied() != Some(n * max_rows) || target_row != row_elems {
+                let mut shape = vec![n * max_rows];
+                shape.extend_from_slice(dims.get(1..).unwrap_or(&[]));
+                let expected = format!("{shape:?} ({n} blocks of `{}`'s {max_rows} rows)", local.name());
+                return Err(Self::bad(&plan.label(), "target", &plan.operands[1].1, expected));
+            }
+            if counts.len() != n {
+                return Err(Self::bad(
+                    &plan.label(),
+                    "counts",
+                    &plan.operands[2].1,
+                    format!("i32 [{n}] (one count per rank)"),
+                ));
+            }
+            let args = CollArgs {
+                target_off: target.offset() as u64,
+                input_off: local.offset() as u64,
+                row_bytes: (row_elems * T::DTYPE.size()) as u64,
+                send_counts_off: counts.offset() as u64,
+                max_rows: max_rows as i64,
+                ..CollArgs::default()
+            };
+            // Scratch: a message (a count and a block) when blocks travel as messages.
+            let scratch = TILE_BYTES.max(8 + local.bytes());
+            let variant = KernelVariant::movement(KernelKind::AllGatherV);
+            self.dispatch(&plan, variant, args, scratch, (Some(T::DTYPE), local.len(), row_elems))
+        })
     }
 
     /// A root in the call's terms (its group's, or the world's), else an error naming the call.
@@ -1040,18 +1067,28 @@ impl Host<'_> {
     #[track_caller]
     pub fn barrier(&self, opts: Opts<'_>) -> Result<()> {
         let at = Location::caller();
-        if let Some(issued) = self.issue_planned(CallWhat::Barrier, at, &opts.common, &[]) {
-            return issued;
+        if self.issue_planned(CallWhat::Barrier, at, &opts.common, &[]) {
+            return Ok(());
         }
-        let plan = self.plan(Collective::Barrier, CallWhat::Barrier, at, opts.common, &[])?;
-        self.dispatch(
-            &plan,
-            KernelVariant::movement(KernelKind::Barrier),
-            CollArgs::default(),
-            TILE_BYTES,
-            (None, 0, 0),
-        )
+        planning(|| {
+            let plan = self.plan(Collective::Barrier, CallWhat::Barrier, at, opts.common, &[])?;
+            self.dispatch(
+                &plan,
+                KernelVariant::movement(KernelKind::Barrier),
+                CollArgs::default(),
+                TILE_BYTES,
+                (None, 0, 0),
+            )
+        })
     }
+}
+
+/// Runs `plan`, a collective's path when its site has no plan for the call ([`site`]): out of
+/// line, so the path a planned call takes keeps a small frame.
+#[cold]
+#[inline(never)]
+fn planning<R>(plan: impl FnOnce() -> R) -> R {
+    plan()
 }
 
 /// The algorithm a kernel runs, for traces (a kernel that moved its data as LL messages is
