@@ -11,7 +11,10 @@
 # (e.g. PLD_TRACE=/dev/null) it counts a traced call. (Until the thirteenth stop the count was
 # `Host::<collective>`'s inclusive one, which is gone where the compiler inlines the method into
 # its caller, as it does since planned call sites made it small: counts before that stop are
-# that method's, about 60-100 fewer than the loop's.)
+# that method's, about 60-100 fewer than the loop's.) The loop includes the bench's warm-up
+# rounds (a window, a sync and an all_reduce each), spread over however many calls fit in the
+# time, so a count moves by up to a tenth with the machine's load: count two builds back to back
+# on a quiet machine (the thirteenth stop's scatter: 521 quiet, 625 beside a CI run).
 #
 # Needs valgrind (apt-get install valgrind). Builds into target/callgrind: a release build with
 # line tables (for `callgrind_annotate --auto=yes`, to see the count per source line) and rustix on

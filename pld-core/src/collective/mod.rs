@@ -332,6 +332,23 @@ impl Host<'_> {
         true
     }
 
+    /// Issues the call from its site's plan where [`Host::issue_planned`] can, else runs `plan`
+    /// (out of line: [`planning`]).
+    #[inline(always)]
+    fn planned_or(
+        &self,
+        what: CallWhat,
+        at: &'static Location<'static>,
+        common: &Common<'_>,
+        operands: &[(&'static str, Operand<'_>)],
+        plan: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        if self.issue_planned(what, at, common, operands) {
+            return Ok(());
+        }
+        planning(plan)
+    }
+
     /// Numbers a prepared call and submits it on every rank this host drives; holds its
     /// windows (`operands`, `own_window`, `signal`) until every rank is past it where needed.
     #[inline(always)]
@@ -472,10 +489,7 @@ impl Host<'_> {
             return Ok(());
         }
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let mut plan = self.plan(Collective::AllReduce, call, at, opts.common, &operands)?;
             plan.op = Some(opts.op);
             let (groups, size) = (plan.groups, plan.size);
@@ -533,10 +547,7 @@ impl Host<'_> {
         let call = CallWhat::ReduceScatter { op: opts.op, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let mut plan = self.plan(Collective::ReduceScatter, call, at, opts.common, &operands)?;
             plan.op = Some(opts.op);
             let (groups, n) = (plan.groups, plan.size);
@@ -585,10 +596,7 @@ impl Host<'_> {
             return Ok(());
         }
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let plan = self.plan(Collective::Broadcast, call, at, opts.common, &operands)?;
             let root = Self::checked_root(&plan, root)?;
             let args = CollArgs {
@@ -616,10 +624,7 @@ impl Host<'_> {
             return Ok(());
         }
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let plan = self.plan(Collective::AllGather, call, at, opts.common, &operands)?;
             let n = plan.size;
             if target.len() != n * local.len() {
@@ -649,10 +654,7 @@ impl Host<'_> {
         let call = CallWhat::AllToAll { dtype: T::DTYPE };
         let operands = [("input", input.operand()), ("target", target.operand())];
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let plan = self.plan(Collective::AllToAll, call, at, opts.common, &operands)?;
             let n = plan.size;
             if !input.len().is_multiple_of(n) {
@@ -708,10 +710,7 @@ impl Host<'_> {
             ("recv_counts", recv_counts.operand()),
         ];
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let plan = self.plan(Collective::AllToAllV, call, at, opts.common, &operands)?;
             let n = plan.size;
             let rows = input.shape().dims().first().copied().unwrap_or(0);
@@ -767,10 +766,7 @@ impl Host<'_> {
         let call = CallWhat::Reduce { op: opts.op, root: opts.root, dtype: T::DTYPE };
         let operands = [("target", target.operand())];
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let mut plan = self.plan(Collective::Reduce, call, at, opts.common, &operands)?;
             plan.op = Some(opts.op);
             let root = Self::checked_root(&plan, opts.root)?;
@@ -934,10 +930,7 @@ impl Host<'_> {
         let call = CallWhat::Gather { root: opts.root, dtype: T::DTYPE };
         let operands = [("local", local.operand()), ("target", target.operand())];
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let plan = self.plan(Collective::Gather, call, at, opts.common, &operands)?;
             let root = Self::checked_root(&plan, opts.root)?;
             let n = plan.size;
@@ -965,10 +958,7 @@ impl Host<'_> {
         let call = CallWhat::Scatter { root: opts.root, dtype: T::DTYPE };
         let operands = [("input", input.operand()), ("target", target.operand())];
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let plan = self.plan(Collective::Scatter, call, at, opts.common, &operands)?;
             let root = Self::checked_root(&plan, opts.root)?;
             let n = plan.size;
@@ -1005,10 +995,7 @@ impl Host<'_> {
         let call = CallWhat::AllGatherV { dtype: T::DTYPE };
         let operands = [("local", local.operand()), ("target", target.operand()), ("counts", counts.operand())];
         let at = Location::caller();
-        if self.issue_planned(call, at, &opts.common, &operands) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(call, at, &opts.common, &operands, || {
             let plan = self.plan(Collective::AllGatherV, call, at, opts.common, &operands)?;
             let n = plan.size;
             let dims = local.shape().dims();
@@ -1067,10 +1054,7 @@ impl Host<'_> {
     #[track_caller]
     pub fn barrier(&self, opts: Opts<'_>) -> Result<()> {
         let at = Location::caller();
-        if self.issue_planned(CallWhat::Barrier, at, &opts.common, &[]) {
-            return Ok(());
-        }
-        planning(|| {
+        self.planned_or(CallWhat::Barrier, at, &opts.common, &[], || {
             let plan = self.plan(Collective::Barrier, CallWhat::Barrier, at, opts.common, &[])?;
             self.dispatch(
                 &plan,
