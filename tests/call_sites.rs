@@ -4,7 +4,7 @@
 //! root, the declared rank count, the host's health) and checks every call's result or error,
 //! on a host driving every rank and on the hosts of `World::spmd`.
 
-use pld::{AllReduce, Broadcast, Error, Host, Opts, Result, Rooted, Window, World};
+use pld::{AllReduce, Broadcast, Error, Host, Opts, ReduceOp, Result, Rooted, Window, World};
 
 /// One call site for every broadcast of these tests.
 fn broadcast_here<T: pld::Element>(
@@ -236,4 +236,63 @@ fn a_site_planned_before_a_failure_fails_like_every_later_call() {
     let (first, again) = &seen[0];
     let first = first.as_ref().expect_err("the all_reduce met a failed peer");
     assert_eq!(again.as_ref().err(), Some(first), "the planned site after the failure");
+}
+
+/// One all_reduce site for the tests below: `options` as each call gives them.
+fn all_reduce_here(host: &Host<'_>, target: &Window<'_, f32>, options: AllReduce<'_>) -> Result<()> {
+    host.all_reduce(target, options)
+}
+
+/// Ops with host steps at one site (premul_sum's scaling, avg's division) are planned every
+/// call, and another op or mode at the site is another call: each call's own result.
+#[test]
+fn ops_scalars_and_modes_that_change_at_one_site_each_give_their_own_result() {
+    let world = World::local(2).unwrap();
+    let host = world.host().unwrap();
+    let signal = host.signal("sig").unwrap();
+    let target = host.window::<f32>("target", [5]).unwrap();
+    for k in 0..20 {
+        // Rank r holds r + 1 + k everywhere: 1 + k and 2 + k.
+        for r in 0..2 {
+            host.write(&target, r, &[(r + 1 + k) as f32; 5]).unwrap();
+        }
+        let (low, high) = ((1 + k) as f32, (2 + k) as f32);
+        // Each op twice in a row (the site's slot keeps its last call only), premul_sum with
+        // another scalar the second time.
+        let scalar = (k % 2 + 2) as f64;
+        let (options, expected) = match k / 2 % 5 {
+            0 => (AllReduce::mesh().premul_sum(scalar), (low + high) * scalar as f32),
+            1 => (AllReduce::mesh().op(ReduceOp::Avg), (low + high) / 2.0),
+            2 => (AllReduce::mesh().op(ReduceOp::Max), high),
+            3 => (AllReduce::ring(), low + high),
+            _ => (AllReduce::mesh(), low + high),
+        };
+        all_reduce_here(&host, &target, options.signal(&signal)).unwrap();
+        for r in 0..2 {
+            assert_eq!(host.read(&target, r).unwrap(), [expected; 5], "call {k}, rank {r}");
+        }
+    }
+}
+
+/// Two signals taken in turn at one site: each call credits its own, and both end clear.
+#[test]
+fn signals_taken_in_turn_at_one_site_each_stay_clear() {
+    let world = World::local(3).unwrap();
+    let host = world.host().unwrap();
+    let signals = [host.signal("first").unwrap(), host.signal("second").unwrap()];
+    // Past the LL message sizes.
+    let n = 1 << 15;
+    let target = host.window::<f32>("target", [n]).unwrap();
+    for k in 0..6 {
+        for r in 0..3 {
+            host.write(&target, r, &vec![(r * k) as f32; n]).unwrap();
+        }
+        all_reduce_here(&host, &target, AllReduce::mesh().signal(&signals[k % 2])).unwrap();
+        for r in 0..3 {
+            assert_eq!(host.read(&target, r).unwrap(), vec![(3 * k) as f32; n], "call {k}, rank {r}");
+        }
+        for signal in &signals {
+            assert_eq!(host.read(signal, 0).unwrap(), vec![0; signal.len()], "call {k}: `{}` clear", signal.name());
+        }
+    }
 }
