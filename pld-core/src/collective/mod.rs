@@ -115,7 +115,23 @@ struct Site<'c, 'a> {
     operands: &'c [(&'static str, Operand<'a>)],
 }
 
-impl Plan<'_, '_> {
+impl<'p, 'a> Plan<'p, 'a> {
+    /// What the call site keeps this call's plan by, where its next call may reuse it
+    /// ([`site`]): a call over the world with a signal of its own and no host steps
+    /// (`premul_sum`'s scaling, `avg`'s division, fp8's f32 shadow). [`Host::issue_planned`]
+    /// looks up only calls over the world with a signal; nothing else is ever kept.
+    fn site_key(&self) -> Option<SiteKey<'p, 'a>> {
+        let signal = self.given_signal?;
+        let host_steps = self.own_window.is_some() || matches!(self.op, Some(ReduceOp::PremulSum | ReduceOp::Avg));
+        (self.groups.is_none() && !host_steps).then_some(SiteKey {
+            at: self.at,
+            what: self.what,
+            nranks: self.declared,
+            operands: self.operands,
+            signal,
+        })
+    }
+
     /// The call's label (for the world; a group's call is labelled in its group).
     #[inline(always)]
     fn label(&self) -> Label {
@@ -293,12 +309,7 @@ impl Host<'_> {
             bytes: (count * dtype.map_or(0, DType::size)) as u64,
             kind: variant.kind,
         };
-        if let Some(signal) = plan.given_signal
-            && plan.groups.is_none()
-            && plan.own_window.is_none()
-            && !matches!(plan.op, Some(ReduceOp::PremulSum | ReduceOp::Avg))
-        {
-            let key = SiteKey { at: plan.at, what: plan.what, nranks: plan.declared, operands: plan.operands, signal };
+        if let Some(key) = plan.site_key() {
             self.sites.borrow_mut().keep(&key, &prepared);
         }
         let site = Site { what: plan.what, at: plan.at, groups: plan.groups, operands: plan.operands };
