@@ -91,3 +91,51 @@ fn a_long_run_keeps_each_ranks_last_calls_and_says_how_many_it_dropped() {
     assert_eq!(summary.dropped.values().sum::<u64>(), dropped.iter().sum::<u64>());
     assert!(summary.to_string().contains("dropped: rank 0: "), "{summary}");
 }
+
+/// One broadcast call site for the test below.
+fn broadcast_here<T: pld::Element>(
+    host: &pld::Host<'_>,
+    target: &pld::Window<'_, T>,
+    root: i64,
+    signal: &pld::Window<'_, i32>,
+) -> pld::Result<()> {
+    host.broadcast(target, pld::Broadcast::root(root).signal(signal))
+}
+
+/// A call site the host plans once keeps its traced label with its plan: a site taking
+/// windows in turn (each twice, so its plan is used; another size and dtype) shows every call
+/// with its own window, bytes and call number, on every rank.
+#[test]
+fn a_site_called_with_windows_in_turn_shows_each_calls_own_window() {
+    let path = fresh_dir("trace-sites").join("sites.json");
+    let rounds = 18;
+    {
+        let world = pld::World::builder(2).trace(&path).local().unwrap();
+        let host = world.host().unwrap();
+        let signal = host.signal("sig").unwrap();
+        let (a, b) = (host.window::<f32>("a", [5]).unwrap(), host.window::<f32>("b", [5]).unwrap());
+        let wide = host.window::<i64>("wide", [9]).unwrap();
+        for k in 0..rounds {
+            match k / 2 % 3 {
+                0 => broadcast_here(&host, &a, 0, &signal).unwrap(),
+                1 => broadcast_here(&host, &b, 1, &signal).unwrap(),
+                _ => broadcast_here(&host, &wide, 0, &signal).unwrap(),
+            }
+        }
+    }
+    let trace = pld_trace::Trace::load(&path).unwrap();
+    assert_eq!(trace.check(), Vec::<String>::new());
+    let calls = trace.calls_by_rank();
+    assert_eq!(calls.len(), 2);
+    for (rank, calls) in calls {
+        let broadcasts: Vec<_> = calls.iter().filter(|c| c.name == "broadcast!").collect();
+        assert_eq!(broadcasts.len(), rounds, "rank {rank}");
+        for (k, call) in broadcasts.iter().enumerate() {
+            let (window, bytes) = [("a", 20), ("b", 20), ("wide", 72)][k / 2 % 3];
+            assert_eq!(call.args["windows"], format!("target = `{window}`"), "rank {rank}, call {k}");
+            assert_eq!(call.args["bytes"], bytes, "rank {rank}, call {k}");
+        }
+        let numbers: Vec<u64> = broadcasts.iter().map(|c| c.call().unwrap()).collect();
+        assert!(numbers.windows(2).all(|w| w[0] < w[1]), "rank {rank}: {numbers:?}");
+    }
+}

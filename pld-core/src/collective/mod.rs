@@ -113,6 +113,9 @@ struct Site<'c, 'a> {
     at: &'static Location<'static>,
     groups: Option<&'a [Group]>,
     operands: &'c [(&'static str, Operand<'a>)],
+    /// Its label as a trace shows it, where its site's plan keeps one ([`site`]); else a
+    /// traced call's label is looked up in the host's cache ([`Host::traced_label`]).
+    traced: Option<&'c Label>,
 }
 
 impl<'p, 'a> Plan<'p, 'a> {
@@ -312,7 +315,7 @@ impl Host<'_> {
         if let Some(key) = plan.site_key() {
             self.sites.borrow_mut().keep(&key, &prepared);
         }
-        let site = Site { what: plan.what, at: plan.at, groups: plan.groups, operands: plan.operands };
+        let site = Site { what: plan.what, at: plan.at, groups: plan.groups, operands: plan.operands, traced: None };
         self.issue(&site, &mut prepared, plan.own_window.as_ref(), signal_alloc);
         Ok(())
     }
@@ -338,8 +341,12 @@ impl Host<'_> {
         // Borrowed while the call runs, its arguments numbered in place (copied out, they
         // cost a `memcpy` a call); nothing the call runs plans another.
         let mut sites = self.sites.borrow_mut();
-        let Some(prepared) = sites.get(&key) else { return false };
-        self.issue(&Site { what, at, groups: None, operands }, prepared, None, signal.alloc);
+        let Some((prepared, traced)) = sites.get(&key) else { return false };
+        if self.world().shared().tracer.timed && traced.is_none() {
+            *traced = Some(self.traced_label_of(what, at, operands, prepared));
+        }
+        let site = Site { what, at, groups: None, operands, traced: traced.as_ref() };
+        self.issue(&site, prepared, None, signal.alloc);
         true
     }
 
@@ -431,11 +438,16 @@ impl Host<'_> {
         // A trace shows each call's operands, size and algorithm: the label for that is
         // borrowed from the host's cache, not cloned (a reference count touched per call
         // cost a tenth of a small collective).
-        let traced = shared.tracer.timed.then(|| {
-            let i = self.traced_label(label, call.operands, prepared.bytes, algorithm(prepared.kind));
-            std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].label)
-        });
-        let label = traced.as_deref().unwrap_or(label);
+        let cached;
+        let label = match (shared.tracer.timed, call.traced) {
+            (false, _) => label,
+            (true, Some(planned)) => planned,
+            (true, None) => {
+                let i = self.traced_label(label, call.operands, prepared.bytes, algorithm(prepared.kind));
+                cached = std::cell::Ref::map(self.traced.borrow(), |cache| &cache[i].label);
+                &*cached
+            }
+        };
         let kernel = KernelRef {
             kernel: prepared.kernel,
             args: &prepared.args,
@@ -444,6 +456,20 @@ impl Host<'_> {
         };
         let queued = self.submit_kernel(rank, label, seq, Some(prepared.signal), kernel);
         Some((seq, queued))
+    }
+
+    /// The label a trace shows of a planned call over the world, for its site's plan to keep.
+    #[cold]
+    #[inline(never)]
+    fn traced_label_of(
+        &self,
+        what: CallWhat,
+        at: &'static Location<'static>,
+        operands: &[(&'static str, Operand<'_>)],
+        prepared: &Prepared,
+    ) -> Label {
+        let i = self.traced_label(&Label::Call(what, at), operands, prepared.bytes, algorithm(prepared.kind));
+        self.traced.borrow()[i].label.clone()
     }
 
     /// The index in this host's cache of the label a trace shows of a call: made once per call
