@@ -117,11 +117,21 @@ impl Chunk {
                 let base = mapping.base().cast::<Event>();
                 // SAFETY: the slots `len..len + events.len()` lie inside the mapping (checked
                 // above), which this chunk owns; `Event` is plain data.
-                unsafe { std::ptr::copy_nonoverlapping(events.as_ptr(), base.add(*len), events.len()) };
+                unsafe { copy_streaming(events, base.add(*len)) };
                 *len += events.len();
             }
             None => self.fallback.extend_from_slice(events),
         }
+    }
+
+    /// Makes the events written so far visible to the thread the chunk goes to next
+    /// (`copy_streaming`'s stores are ordered by no lock; this orders them).
+    pub(crate) fn publish(&self) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: SFENCE is in every x86-64 CPU; it orders stores and touches no memory.
+        unsafe {
+            core::arch::x86_64::_mm_sfence()
+        };
     }
 
     pub(crate) fn as_slice(&self) -> &[Event] {
@@ -131,6 +141,32 @@ impl Chunk {
             None => &self.fallback,
         }
     }
+}
+
+/// Copies `events` to `to` (32-byte aligned) with stores that bypass the caches: a chunk's
+/// memory is written once and read when the world ends, and an ordinary copy first reads each
+/// of its lines from memory (2 KiB of misses every 64 calls, 4% of a traced 8 B all_reduce at
+/// 2 ranks). The stores are weakly ordered: [`Chunk::publish`] before another thread reads.
+///
+/// # Safety
+/// `to..to + events.len()` must be writable memory no one else accesses meanwhile.
+unsafe fn copy_streaming(events: &[Event], to: *mut Event) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        const { assert!(size_of::<Event>() == 32) };
+        if (to as usize).is_multiple_of(16) {
+            let (from, to) = (events.as_ptr().cast::<__m128i>(), to.cast::<__m128i>());
+            for i in 0..events.len() * 2 {
+                // SAFETY: both halves of each event lie in `events` and in the target, which is
+                // 16-byte aligned (checked above); SSE2 is in every x86-64 CPU.
+                unsafe { _mm_stream_si128(to.add(i), _mm_loadu_si128(from.add(i))) };
+            }
+            return;
+        }
+    }
+    // SAFETY: as the caller promises.
+    unsafe { std::ptr::copy_nonoverlapping(events.as_ptr(), to, events.len()) };
 }
 
 #[cfg(test)]

@@ -246,6 +246,7 @@ impl Tracer {
 
     /// Takes a recording thread's events of `rank` (a lock per chunk of them, not per call).
     pub(crate) fn hand_over(&self, rank: usize, events: Chunk) {
+        events.publish();
         if events.len() > 0 {
             self.events[rank].lock().unwrap_or_else(|p| p.into_inner()).chunks.push_back(events);
         }
