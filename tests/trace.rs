@@ -103,12 +103,13 @@ fn broadcast_here<T: pld::Element>(
 }
 
 /// A call site the host plans once keeps its traced label with its plan: a site taking
-/// windows in turn (each twice, so its plan is used; another size and dtype) shows every call
-/// with its own window, bytes and call number, on every rank.
+/// windows in turn (each twice, so its plan is used; another size and dtype) and one window
+/// from another root (its plan replaced in its slot) shows every call with its own window,
+/// bytes, root and call number, on every rank.
 #[test]
 fn a_site_called_with_windows_in_turn_shows_each_calls_own_window() {
     let path = fresh_dir("trace-sites").join("sites.json");
-    let rounds = 18;
+    let rounds = 24;
     {
         let world = pld::World::builder(2).trace(&path).local().unwrap();
         let host = world.host().unwrap();
@@ -116,10 +117,11 @@ fn a_site_called_with_windows_in_turn_shows_each_calls_own_window() {
         let (a, b) = (host.window::<f32>("a", [5]).unwrap(), host.window::<f32>("b", [5]).unwrap());
         let wide = host.window::<i64>("wide", [9]).unwrap();
         for k in 0..rounds {
-            match k / 2 % 3 {
+            match k / 2 % 4 {
                 0 => broadcast_here(&host, &a, 0, &signal).unwrap(),
                 1 => broadcast_here(&host, &b, 1, &signal).unwrap(),
-                _ => broadcast_here(&host, &wide, 0, &signal).unwrap(),
+                2 => broadcast_here(&host, &wide, 0, &signal).unwrap(),
+                _ => broadcast_here(&host, &a, 1, &signal).unwrap(),
             }
         }
     }
@@ -131,9 +133,11 @@ fn a_site_called_with_windows_in_turn_shows_each_calls_own_window() {
         let broadcasts: Vec<_> = calls.iter().filter(|c| c.name == "broadcast!").collect();
         assert_eq!(broadcasts.len(), rounds, "rank {rank}");
         for (k, call) in broadcasts.iter().enumerate() {
-            let (window, bytes) = [("a", 20), ("b", 20), ("wide", 72)][k / 2 % 3];
+            let (window, bytes, root) = [("a", 20, 0), ("b", 20, 1), ("wide", 72, 0), ("a", 20, 1)][k / 2 % 4];
             assert_eq!(call.args["windows"], format!("target = `{window}`"), "rank {rank}, call {k}");
             assert_eq!(call.args["bytes"], bytes, "rank {rank}, call {k}");
+            let description = call.args["description"].as_str().unwrap();
+            assert!(description.contains(&format!("root = {root},")), "rank {rank}, call {k}: {description}");
         }
         let numbers: Vec<u64> = broadcasts.iter().map(|c| c.call().unwrap()).collect();
         assert!(numbers.windows(2).all(|w| w[0] < w[1]), "rank {rank}: {numbers:?}");

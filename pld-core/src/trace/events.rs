@@ -98,7 +98,10 @@ impl Chunk {
 
     /// The events it holds.
     pub(crate) fn len(&self) -> usize {
-        self.as_slice().len()
+        match &self.mapped {
+            Some((_, len)) => *len,
+            None => self.fallback.len(),
+        }
     }
 
     /// Forgets its events, keeping its memory.
@@ -134,7 +137,10 @@ impl Chunk {
         };
     }
 
+    /// The events, to read (fenced first: streaming stores must be ordered before any read,
+    /// the storing thread's own included).
     pub(crate) fn as_slice(&self) -> &[Event] {
+        self.publish();
         match &self.mapped {
             // SAFETY: the first `len` slots were written by `extend`.
             Some((mapping, len)) => unsafe { std::slice::from_raw_parts(mapping.base().cast::<Event>(), *len) },
