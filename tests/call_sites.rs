@@ -4,17 +4,10 @@
 //! root, the declared rank count, the host's health) and checks every call's result or error,
 //! on a host driving every rank and on the hosts of `World::spmd`.
 
-use pld::{AllReduce, Broadcast, Error, Host, Opts, ReduceOp, Result, Rooted, Window, World};
+mod common;
 
-/// One call site for every broadcast of these tests.
-fn broadcast_here<T: pld::Element>(
-    host: &Host<'_>,
-    target: &Window<'_, T>,
-    root: i64,
-    signal: &Window<'_, i32>,
-) -> Result<()> {
-    host.broadcast(target, Broadcast::root(root).signal(signal))
-}
+use common::sites::broadcast_here;
+use pld::{AllReduce, Broadcast, Error, Host, Opts, ReduceOp, Result, Rooted, Window, World};
 
 /// Rank `r`'s data before a broadcast of round `k`.
 fn data<T: pld::Element + From<u8>>(r: usize, k: usize, n: usize) -> Vec<T> {
@@ -292,7 +285,7 @@ fn signals_taken_in_turn_at_one_site_each_stay_clear() {
             assert_eq!(host.read(&target, r).unwrap(), vec![(3 * k) as f32; n], "call {k}, rank {r}");
         }
         for signal in &signals {
-            assert_eq!(host.read(signal, 0).unwrap(), vec![0; signal.len()], "call {k}: `{}` clear", signal.name());
+            common::assert_signal_clear(&host, signal, &format!("call {k}: `{}`", signal.name()));
         }
     }
 }

@@ -3,6 +3,9 @@
 //! (The trace's other promises are tested in pld-trace/tests; under MPI, `.ci/run` traces the
 //! end-to-end suite and merges its processes' files.)
 
+mod common;
+
+use common::sites::broadcast_here;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -90,16 +93,6 @@ fn a_long_run_keeps_each_ranks_last_calls_and_says_how_many_it_dropped() {
     let summary = pld_trace::summary(&trace);
     assert_eq!(summary.dropped.values().sum::<u64>(), dropped.iter().sum::<u64>());
     assert!(summary.to_string().contains("dropped: rank 0: "), "{summary}");
-}
-
-/// One broadcast call site for the test below.
-fn broadcast_here<T: pld::Element>(
-    host: &pld::Host<'_>,
-    target: &pld::Window<'_, T>,
-    root: i64,
-    signal: &pld::Window<'_, i32>,
-) -> pld::Result<()> {
-    host.broadcast(target, pld::Broadcast::root(root).signal(signal))
 }
 
 /// A call site the host plans once keeps its traced label with its plan: a site taking

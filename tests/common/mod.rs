@@ -26,6 +26,7 @@ macro_rules! with_dtype {
 
 pub mod checks;
 pub mod groups;
+pub mod sites;
 pub mod soak;
 
 use pld::{Element, Host, ReduceOp, Window, bf16, f8e4m3, f8e5m2, f16};

@@ -312,10 +312,20 @@ impl Host<'_> {
             bytes: (count * dtype.map_or(0, DType::size)) as u64,
             kind: variant.kind,
         };
+        // A kept plan holds its traced label too, made here once, so the calls issued from it
+        // look nothing up (`issue_planned`).
+        let mut traced = None;
         if let Some(key) = plan.site_key() {
-            self.sites.borrow_mut().keep(&key, &prepared);
+            traced = shared.tracer.timed.then(|| self.traced_label_of(plan.what, plan.at, plan.operands, &prepared));
+            self.sites.borrow_mut().keep(&key, &prepared, traced.clone());
         }
-        let site = Site { what: plan.what, at: plan.at, groups: plan.groups, operands: plan.operands, traced: None };
+        let site = Site {
+            what: plan.what,
+            at: plan.at,
+            groups: plan.groups,
+            operands: plan.operands,
+            traced: traced.as_ref(),
+        };
         self.issue(&site, &mut prepared, plan.own_window.as_ref(), signal_alloc);
         Ok(())
     }
@@ -342,10 +352,7 @@ impl Host<'_> {
         // cost a `memcpy` a call); nothing the call runs plans another.
         let mut sites = self.sites.borrow_mut();
         let Some((prepared, traced)) = sites.get(&key) else { return false };
-        if self.world().shared().tracer.timed && traced.is_none() {
-            *traced = Some(self.traced_label_of(what, at, operands, prepared));
-        }
-        let site = Site { what, at, groups: None, operands, traced: traced.as_ref() };
+        let site = Site { what, at, groups: None, operands, traced };
         self.issue(&site, prepared, None, signal.alloc);
         true
     }
@@ -458,7 +465,7 @@ impl Host<'_> {
         Some((seq, queued))
     }
 
-    /// The label a trace shows of a planned call over the world, for its site's plan to keep.
+    /// The label a trace shows of a call over the world, for its site's plan to keep.
     #[cold]
     #[inline(never)]
     fn traced_label_of(

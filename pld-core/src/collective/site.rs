@@ -37,8 +37,8 @@ struct SitePlan {
     views: [u64; MAX_WINDOWS + 1],
     count: usize,
     prepared: Prepared,
-    /// The call's label as a trace shows it, made at its first traced call here (looked up in
-    /// the host's cache per call, it cost a tenth of a small traced call).
+    /// The call's label as a trace shows it, where calls are timed (looked up in the host's
+    /// cache per call, it cost a tenth of a small traced call).
     traced: Option<Label>,
 }
 
@@ -68,10 +68,10 @@ impl SiteKey<'_, '_> {
 }
 
 impl SitePlans {
-    /// The plan kept for `key`'s call, if its site planned this same call last, and the
-    /// place for its traced label.
+    /// The plan kept for `key`'s call, if its site planned this same call last, and its
+    /// traced label.
     #[inline(always)]
-    pub(crate) fn get(&mut self, key: &SiteKey<'_, '_>) -> Option<(&mut Prepared, &mut Option<Label>)> {
+    pub(crate) fn get(&mut self, key: &SiteKey<'_, '_>) -> Option<(&mut Prepared, Option<&Label>)> {
         let plan = self.slots.get_mut(key.slot())?.as_mut()?;
         let count = key.operands.len();
         let same = std::ptr::eq(plan.at, key.at)
@@ -87,11 +87,12 @@ impl SitePlans {
                 return None;
             }
         }
-        Some((&mut plan.prepared, &mut plan.traced))
+        Some((&mut plan.prepared, plan.traced.as_ref()))
     }
 
-    /// Keeps `prepared` as the plan of `key`'s call (in its slot, in place of what was there).
-    pub(crate) fn keep(&mut self, key: &SiteKey<'_, '_>, prepared: &Prepared) {
+    /// Keeps `prepared` (and its traced label, where calls are timed) as the plan of `key`'s
+    /// call (in its slot, in place of what was there).
+    pub(crate) fn keep(&mut self, key: &SiteKey<'_, '_>, prepared: &Prepared, traced: Option<Label>) {
         if self.slots.is_empty() {
             self.slots.resize_with(SLOTS, || None);
         }
@@ -111,7 +112,7 @@ impl SitePlans {
             views,
             count: key.operands.len(),
             prepared: *prepared,
-            traced: None,
+            traced,
         });
     }
 }
