@@ -149,10 +149,11 @@ impl Chunk {
     }
 }
 
-/// Copies `events` to `to` (32-byte aligned) with stores that bypass the caches: a chunk's
-/// memory is written once and read when the world ends, and an ordinary copy first reads each
-/// of its lines from memory (2 KiB of misses every 64 calls, 4% of a traced 8 B all_reduce at
-/// 2 ranks). The stores are weakly ordered: [`Chunk::publish`] before another thread reads.
+/// Copies `events` to `to` with stores that bypass the caches: a chunk's memory is written once
+/// and read when the world ends, and an ordinary copy first reads each of its lines from memory
+/// (2 KiB of misses every 64 calls, 4% of a traced 8 B all_reduce at 2 ranks). A target that is
+/// not 16-byte aligned (no chunk's mapping gives one) takes a plain copy. The streaming stores
+/// are weakly ordered: [`Chunk::publish`] before another thread reads.
 ///
 /// # Safety
 /// `to..to + events.len()` must be writable memory no one else accesses meanwhile.
