@@ -361,7 +361,8 @@ pub enum Error {
         peer: usize,
         /// That rank's node (its host name).
         node: String,
-        /// Every rank of that node.
+        /// The ranks of that node found gone (by their beacons), or every rank of it where
+        /// that cannot be told.
         lost: Box<[usize]>,
         /// The transport's error.
         cause: String,

@@ -128,7 +128,8 @@ pub(crate) trait Network: Send + Sync {
     fn local_index(&self, rank: usize) -> usize;
 }
 
-/// A peer a remote transfer could not reach, with every rank of its node.
+/// A peer a remote transfer could not reach (or a probe found gone), with the ranks of its node
+/// lost with it.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) struct LostPeer {
     pub(crate) peer: usize,

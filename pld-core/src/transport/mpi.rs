@@ -14,7 +14,8 @@
 //! - **`PLD_MPI_RMA=1`**: `MPI_Win_allocate`, every access through the callbacks.
 //!
 //! A transfer that fails (a peer's host gone) names the peer, its node and the ranks lost with
-//! it (`Error::PeerLost`); a wait or an agreement that times out probes the peers first.
+//! it (`Error::PeerLost`); a wait or an agreement that times out probes the peers first, through
+//! each process's liveness beacon (a TCP port, [`beacon`]) or, where beacons cannot reach, MPI.
 //!
 //! The safe API of the `mpi` crate has no one-sided calls, so this module is the small wrapper
 //! over `mpi::ffi` they need. Failures end the job: a device failure is reported with its rank
@@ -37,6 +38,8 @@ use crate::device::abi::Ops;
 use crate::device::services::{futex_sleep, futex_wake};
 use crate::error::{Error, Result};
 use crate::memory::SymmetricHeap;
+
+mod beacon;
 
 /// Default window per rank under MPI (`PLD_WINDOW_BYTES` overrides it): shared windows are
 /// backed by one file in `/dev/shm` for the whole node, so the local default (1 GiB reserved per
@@ -518,6 +521,8 @@ struct Nodes {
     /// The cores of this machine, the least any of its processes counts (a container may see
     /// fewer), so that every process on it makes the same LL layout.
     cpus: usize,
+    /// Every process's liveness beacon, for telling which peers are gone.
+    beacons: beacon::Beacons,
 }
 
 /// This machine's identity, the same in every container and namespace on it: the kernel's boot
@@ -548,6 +553,8 @@ impl Nodes {
         let cpus = crate::cpus::node_cpus() as u64;
         let mut mine = vec![node_rank as u64, node_size as u64, leader as u64, machine, cpus];
         mine.extend(name.chunks(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default())));
+        const BEACON_AT: usize = 5 + NAME_WORDS;
+        mine.extend(beacon::Beacon::words(beacon::Beacon::open().as_ref()));
         let all = allgather_within(rank, &mine, timeout, "counting the job's nodes")?;
         let rows = all.chunks(mine.len());
         let on_machine = rows.clone().filter(|r| r[3] == mine[3]).count();
@@ -555,12 +562,19 @@ impl Nodes {
         let sizes = rows.clone().filter(|r| r[0] == 0).map(|r| r[1] as usize);
         let (count, min, max) = sizes.fold((0, usize::MAX, 0), |(n, lo, hi), s| (n + 1, lo.min(s), hi.max(s)));
         let node_of = rows
+            .clone()
             .map(|r| {
-                let bytes: Vec<u8> = r[5..].iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
+                let bytes: Vec<u8> =
+                    r[5..BEACON_AT].iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
                 (r[2] as usize, String::from_utf8_lossy(&bytes).into_owned())
             })
-            .collect();
-        Ok(Nodes { count, ranks: (min, max), node_of, rank, on_machine, cpus })
+            .collect::<Vec<_>>();
+        // The beacons' witness: the next rank on another node, else the next rank.
+        let nranks = node_of.len();
+        let next = (1..nranks).map(|step| (rank + step) % nranks);
+        let witness = next.clone().find(|&p| node_of[p].0 != leader).or(next.clone().next());
+        let beacons = beacon::Beacons::new(rank, rows.clone().map(|r| &r[BEACON_AT..]), witness);
+        Ok(Nodes { count, ranks: (min, max), node_of, rank, on_machine, cpus, beacons })
     }
 
     /// The world ranks of the node whose lowest rank is `leader`, in node-rank order.
@@ -975,20 +989,55 @@ fn probe(peer: usize) -> bool {
     }
 }
 
-/// The peer of the first failed transfer, with its node and, where that node is not this
-/// rank's, every rank of it (a whole host lost); with none yet, `suspects` (peers a wait timed
-/// out on) are probed until one fails.
+/// The peer of the first failed transfer, or with none yet the first of `suspects` (peers a
+/// wait timed out on) found gone, with its node and the ranks lost with it.
+///
+/// Peers are judged by their beacons (a connect to each process's own port, see [`beacon`]);
+/// where beacons cannot tell, by a probe through the job's window. The ranks lost are those of
+/// the peer's node whose beacons say gone; without beacons, every rank of a node other than
+/// this rank's (a host lost) or the peer alone (a process of this node).
 fn lost_peer(suspects: &[usize]) -> Option<LostPeer> {
+    let nodes = NODES.get()?;
     if FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
-        let _ = suspects.iter().any(|&peer| probe(peer));
+        for &peer in suspects {
+            match nodes.beacons.check(peer) {
+                beacon::Verdict::Alive => continue,
+                beacon::Verdict::Gone(cause) => note_lost(peer, cause),
+                beacon::Verdict::Unknown if !probe(peer) => continue,
+                beacon::Verdict::Unknown => {}
+            }
+            break;
+        }
     }
     let (peer, cause) = FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
-    let nodes = NODES.get()?;
     let (leader, node) = nodes.node_of.get(peer)?.clone();
-    let ranks = match nodes.node_of.get(nodes.rank) {
+    // The node's other ranks at once: a host that is gone costs each a connect timeout.
+    let verdicts: Vec<(usize, beacon::Verdict)> = std::thread::scope(|scope| {
+        let checks: Vec<_> = nodes
+            .ranks_on(leader)
+            .filter(|&r| r != peer)
+            .map(|r| (r, scope.spawn(move || nodes.beacons.check(r))))
+            .collect();
+        checks.into_iter().map(|(r, check)| (r, check.join().unwrap_or(beacon::Verdict::Unknown))).collect()
+    });
+    let judged: Option<Box<[usize]>> = verdicts
+        .iter()
+        .map(|(r, verdict)| match verdict {
+            beacon::Verdict::Gone(_) => Some(Some(*r)),
+            beacon::Verdict::Alive => Some(None),
+            beacon::Verdict::Unknown => None,
+        })
+        .collect::<Option<Vec<_>>>()
+        .map(|ranks| {
+            let mut ranks: Vec<usize> = ranks.into_iter().flatten().chain([peer]).collect();
+            ranks.sort_unstable();
+            ranks.into()
+        });
+    let ranks = match (judged, nodes.node_of.get(nodes.rank)) {
+        (Some(ranks), _) => ranks,
         // A peer of this rank's own node: that process is gone, not the host.
-        Some((mine, _)) if *mine == leader => Box::new([peer]) as Box<[usize]>,
-        _ => nodes.node_of.iter().enumerate().filter(|(_, (l, _))| *l == leader).map(|(r, _)| r).collect(),
+        (None, Some((mine, _))) if *mine == leader => Box::new([peer]) as Box<[usize]>,
+        (None, _) => nodes.ranks_on(leader).collect(),
     };
     Some(LostPeer { peer, node, ranks, cause })
 }
