@@ -840,7 +840,8 @@ fn report_when_ended(rank: usize) {
                 (0..nodes.node_of.len()).filter(|&p| Some(nodes.node_of[p].0) != mine).collect()
             });
             if !remote.is_empty() {
-                match lost_peer(&remote) {
+                // Open MPI sends SIGKILL a second after SIGTERM: half of it to find the peer gone.
+                match lost_peer_within(&remote, Duration::from_millis(500)) {
                     Some(lost) => eprintln!(
                         "pld: rank {rank} was ended by the launcher (SIGTERM): lost rank {} on node {} ({}); \
                          ranks lost with that node: {:?}",
@@ -997,8 +998,16 @@ fn probe(peer: usize) -> bool {
 /// the peer's node whose beacons say gone; without beacons, every rank of a node other than
 /// this rank's (a host lost) or the peer alone (a process of this node).
 fn lost_peer(suspects: &[usize]) -> Option<LostPeer> {
+    lost_peer_within(suspects, Duration::ZERO)
+}
+
+/// [`lost_peer`], asking the suspects again until `patience` has passed while every one still
+/// answers: the launcher's SIGTERM says a peer is going, and it can come before that peer's
+/// process has ended.
+fn lost_peer_within(suspects: &[usize], patience: Duration) -> Option<LostPeer> {
     let nodes = NODES.get()?;
-    if FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
+    let started = Instant::now();
+    while FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
         for &peer in suspects {
             match nodes.beacons.check(peer) {
                 beacon::Verdict::Alive => continue,
@@ -1008,33 +1017,20 @@ fn lost_peer(suspects: &[usize]) -> Option<LostPeer> {
             }
             break;
         }
+        if started.elapsed() >= patience {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
     }
     let (peer, cause) = FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
     let (leader, node) = nodes.node_of.get(peer)?.clone();
-    // The node's other ranks at once: a host that is gone costs each a connect timeout.
-    let verdicts: Vec<(usize, beacon::Verdict)> = std::thread::scope(|scope| {
-        let checks: Vec<_> = nodes
-            .ranks_on(leader)
-            .filter(|&r| r != peer)
-            .map(|r| (r, scope.spawn(move || nodes.beacons.check(r))))
-            .collect();
-        checks.into_iter().map(|(r, check)| (r, check.join().unwrap_or(beacon::Verdict::Unknown))).collect()
-    });
-    let judged: Option<Box<[usize]>> = verdicts
-        .iter()
-        .map(|(r, verdict)| match verdict {
-            beacon::Verdict::Gone(_) => Some(Some(*r)),
-            beacon::Verdict::Alive => Some(None),
-            beacon::Verdict::Unknown => None,
-        })
-        .collect::<Option<Vec<_>>>()
-        .map(|ranks| {
-            let mut ranks: Vec<usize> = ranks.into_iter().flatten().chain([peer]).collect();
-            ranks.sort_unstable();
-            ranks.into()
-        });
-    let ranks = match (judged, nodes.node_of.get(nodes.rank)) {
-        (Some(ranks), _) => ranks,
+    let others: Vec<usize> = nodes.ranks_on(leader).filter(|&r| r != peer && r != nodes.rank).collect();
+    let ranks = match (nodes.beacons.gone_among(&others), nodes.node_of.get(nodes.rank)) {
+        (Some(mut gone), _) => {
+            gone.push(peer);
+            gone.sort_unstable();
+            gone.into()
+        }
         // A peer of this rank's own node: that process is gone, not the host.
         (None, Some((mine, _))) if *mine == leader => Box::new([peer]) as Box<[usize]>,
         (None, _) => nodes.ranks_on(leader).collect(),

@@ -17,7 +17,7 @@
 
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Addresses one process publishes at most.
 const MAX_ADDRS: usize = 8;
@@ -29,6 +29,12 @@ pub(super) const WORDS: usize = 1 + MAX_ADDRS / 2;
 /// How long a connect waits for a host that sends nothing back: a live host answers a SYN in
 /// well under a millisecond on any network pld runs on.
 const PATIENCE: Duration = Duration::from_millis(300);
+
+/// How long the other processes of a host that lost one are asked again while they still
+/// answer: a host's processes are killed together but do not end at the same instant (each
+/// tears its memory down before its sockets close; on a loaded machine one took over 30 ms
+/// longer than its neighbour), so the first probes can find some still there.
+const HOST_GRACE: Duration = Duration::from_millis(300);
 
 /// This process's beacon: the listening socket (kept open to the end of the process) and where
 /// peers find it.
@@ -138,6 +144,38 @@ impl Beacons {
             (None, None) => format!("rank {peer}'s beacon has no address"),
         })
     }
+
+    /// Of `ranks` (the other ranks of a node one of whose processes is gone), those gone too,
+    /// checked at once (a host that is gone costs each a connect timeout) and those that still
+    /// answer asked again until [`HOST_GRACE`] has passed; `None` where a beacon cannot tell.
+    pub(super) fn gone_among(&self, ranks: &[usize]) -> Option<Vec<usize>> {
+        let started = Instant::now();
+        let mut gone = Vec::new();
+        let mut asking = ranks.to_vec();
+        while !asking.is_empty() {
+            let verdicts: Vec<Verdict> = std::thread::scope(|scope| {
+                let checks: Vec<_> = asking.iter().map(|&r| scope.spawn(move || self.check(r))).collect();
+                checks.into_iter().map(|check| check.join().unwrap_or(Verdict::Unknown)).collect()
+            });
+            let mut alive = Vec::new();
+            for (&rank, verdict) in asking.iter().zip(verdicts) {
+                match verdict {
+                    Verdict::Gone(_) => gone.push(rank),
+                    Verdict::Alive => alive.push(rank),
+                    Verdict::Unknown => return None,
+                }
+            }
+            if started.elapsed() >= HOST_GRACE {
+                break;
+            }
+            asking = alive;
+            if !asking.is_empty() {
+                std::thread::sleep(Duration::from_millis(25));
+            }
+        }
+        gone.sort_unstable();
+        Some(gone)
+    }
 }
 
 /// A row of the exchange back to a port and addresses (port 0: no beacon).
@@ -244,8 +282,14 @@ mod tests {
             Verdict::Gone(why) => assert!(why.contains("rank 2's process is gone"), "{why}"),
             other => panic!("a closed port read as {other:?}"),
         }
+        // Of a host's other ranks, those gone (the live one asked again until the grace ends).
+        let started = Instant::now();
+        assert_eq!(beacons.gone_among(&[1, 2]), Some(vec![2]));
+        assert!(started.elapsed() >= HOST_GRACE);
+        assert_eq!(beacons.gone_among(&[2]), Some(vec![2]));
         // A witness that does not answer leaves every verdict to the MPI probe.
         let blind = Beacons::new(0, rows.iter().map(Vec::as_slice), Some(2));
         assert_eq!(blind.check(1), Verdict::Unknown);
+        assert_eq!(blind.gone_among(&[1, 2]), None);
     }
 }
