@@ -361,8 +361,9 @@ pub enum Error {
         peer: usize,
         /// That rank's node (its host name).
         node: String,
-        /// The ranks of that node found gone (by their beacons), or every rank of it where
-        /// that cannot be told.
+        /// The ranks lost with it: the peer and the other ranks of its node found gone by
+        /// their beacons; where beacons cannot tell, every rank of a node other than `rank`'s
+        /// (a host lost), or the peer alone on `rank`'s own node.
         lost: Box<[usize]>,
         /// The transport's error.
         cause: String,

@@ -569,10 +569,14 @@ impl Nodes {
                 (r[2] as usize, String::from_utf8_lossy(&bytes).into_owned())
             })
             .collect::<Vec<_>>();
-        // The beacons' witness: the next rank on another node, else the next rank.
+        // The beacons' witness: a rank of another node, the ranks spread over them, else the
+        // next rank.
         let nranks = node_of.len();
-        let next = (1..nranks).map(|step| (rank + step) % nranks);
-        let witness = next.clone().find(|&p| node_of[p].0 != leader).or(next.clone().next());
+        let elsewhere: Vec<usize> = (0..nranks).filter(|&p| node_of[p].0 != leader).collect();
+        let witness = match elsewhere.len() {
+            0 => (nranks > 1).then(|| (rank + 1) % nranks),
+            n => Some(elsewhere[rank % n]),
+        };
         let beacons = beacon::Beacons::new(rank, rows.clone().map(|r| &r[BEACON_AT..]), witness);
         Ok(Nodes { count, ranks: (min, max), node_of, rank, on_machine, cpus, beacons })
     }
@@ -833,6 +837,8 @@ fn report_when_ended(rank: usize) {
             if signals.forever().next().is_none() {
                 return;
             }
+            // Peers probing this process from now on hear that the launcher is ending it.
+            beacon::mark_ending();
             // Only peers on other nodes: the launcher ends this node's processes together, so
             // a local peer that no longer answers says nothing about a host.
             let remote: Vec<usize> = NODES.get().map_or_else(Vec::new, |nodes| {
@@ -840,14 +846,18 @@ fn report_when_ended(rank: usize) {
                 (0..nodes.node_of.len()).filter(|&p| Some(nodes.node_of[p].0) != mine).collect()
             });
             if !remote.is_empty() {
-                // Open MPI sends SIGKILL a second after SIGTERM: half of it to find the peer gone.
-                match lost_peer_within(&remote, Duration::from_millis(500)) {
+                // Open MPI sends SIGKILL a second after SIGTERM; a lost host's processes have
+                // ended within tens of milliseconds of its SIGTERM here.
+                match lost_peer_within(&remote, Duration::from_millis(300)) {
                     Some(lost) => eprintln!(
                         "pld: rank {rank} was ended by the launcher (SIGTERM): lost rank {} on node {} ({}); \
                          ranks lost with that node: {:?}",
                         lost.peer, lost.node, lost.cause, lost.ranks
                     ),
-                    None => eprintln!("pld: rank {rank} was ended by the launcher (SIGTERM); every other node answers"),
+                    None => eprintln!(
+                        "pld: rank {rank} was ended by the launcher (SIGTERM); no node was lost: every other node \
+                         answers or was ended by the launcher too"
+                    ),
                 }
             }
             // Then end as SIGTERM's default would have (no exit handlers under MPI's threads).
@@ -1002,22 +1012,29 @@ fn lost_peer(suspects: &[usize]) -> Option<LostPeer> {
 }
 
 /// [`lost_peer`], asking the suspects again until `patience` has passed while every one still
-/// answers: the launcher's SIGTERM says a peer is going, and it can come before that peer's
-/// process has ended.
+/// answers and none is being ended by the launcher: the launcher's SIGTERM after a lost host
+/// can come before that host's processes have ended.
 fn lost_peer_within(suspects: &[usize], patience: Duration) -> Option<LostPeer> {
     let nodes = NODES.get()?;
     let started = Instant::now();
     while FAILED_TRANSFER.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
+        // A suspect the launcher is ending too: the job is being ended everywhere, not for a
+        // loss, so there is nothing to wait for.
+        let mut ending = false;
         for &peer in suspects {
             match nodes.beacons.check(peer) {
                 beacon::Verdict::Alive => continue,
+                beacon::Verdict::Ending => {
+                    ending = true;
+                    continue;
+                }
                 beacon::Verdict::Gone(cause) => note_lost(peer, cause),
                 beacon::Verdict::Unknown if !probe(peer) => continue,
                 beacon::Verdict::Unknown => {}
             }
             break;
         }
-        if started.elapsed() >= patience {
+        if ending || started.elapsed() >= patience {
             break;
         }
         std::thread::sleep(Duration::from_millis(25));

@@ -1,22 +1,27 @@
 //! Liveness beacons: whether a peer process still lives, told without MPI.
 //!
-//! Every process listens on a TCP port of its own from start-up to its end. The kernel completes
-//! a connection to a listening socket by itself, so a connect that succeeds says the process is
-//! alive whatever its threads are doing; one that is refused says its host answers and the
-//! process is gone (its socket closed with it); one that times out or finds no route says the
-//! host is gone or cut off. A probe through MPI (a Get on the job's window) depends on when the
-//! transport noticed the loss: Open MPI's `osc ucx` has completed a Get from a process just
-//! killed as if it had succeeded, so the same failure was reported one run and not the next.
-//! A beacon answers the same way every time, and a probe from the SIGTERM thread touches no MPI
-//! state while the job is coming down.
+//! Every process listens on a TCP port of its own (on every IPv4 address) from start-up to its
+//! end. The kernel completes a connection to a listening socket by itself, so a connect that
+//! succeeds says the process is alive whatever its threads are doing; one that is refused says
+//! its host answers and the process is gone (its socket closed with it); one that times out or
+//! finds no route says the host is gone or cut off. A thread accepts each connection and writes
+//! one byte before closing it: whether the launcher has begun ending this process (SIGTERM), so
+//! that a job ended everywhere at once is not taken for a lost host. A probe through MPI (a Get
+//! on the job's window) depends on when the transport noticed the loss: Open MPI's `osc ucx` has
+//! completed a Get from a process just killed as if it had succeeded, so the same failure was
+//! reported one run and not the next. A beacon answers the same way every time, and where
+//! beacons can tell, a probe from the SIGTERM thread touches no MPI state while the job is
+//! coming down.
 //!
 //! The ports and addresses travel in the start-up exchange that counts the nodes; each process
-//! then connects once to a peer (on another node where there is one) to learn whether beacons
-//! reach across this network at all (a firewall may keep them out). Where they do not, the
-//! caller falls back to its MPI probe.
+//! then connects once to a peer (on another node where there is one, spread over them) to learn
+//! whether beacons reach across this network at all (a firewall may keep them out). Where they
+//! do not, the caller falls back to its MPI probe.
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Addresses one process publishes at most.
@@ -26,9 +31,13 @@ const MAX_ADDRS: usize = 8;
 /// to a word.
 pub(super) const WORDS: usize = 1 + MAX_ADDRS / 2;
 
-/// How long a connect waits for a host that sends nothing back: a live host answers a SYN in
-/// well under a millisecond on any network pld runs on.
+/// How long a connect waits for a host that sends nothing back (every address of a peer at
+/// once): a live host answers a SYN in well under a millisecond on any network pld runs on.
 const PATIENCE: Duration = Duration::from_millis(300);
+
+/// How long a probe waits for the byte a live beacon writes; a connection that was accepted
+/// and says nothing in this time is a live process all the same (its thread not scheduled yet).
+const ANSWER_PATIENCE: Duration = Duration::from_millis(100);
 
 /// How long the other processes of a host that lost one are asked again while they still
 /// answer: a host's processes are killed together but do not end at the same instant (each
@@ -36,8 +45,35 @@ const PATIENCE: Duration = Duration::from_millis(300);
 /// longer than its neighbour), so the first probes can find some still there.
 const HOST_GRACE: Duration = Duration::from_millis(300);
 
-/// This process's beacon: the listening socket (kept open to the end of the process) and where
-/// peers find it.
+/// The byte a beacon writes while the process runs, and once the launcher is ending it.
+const RUNNING: u8 = b'R';
+const ENDING: u8 = b'E';
+
+/// Whether the launcher has begun ending this process (see [`mark_ending`]).
+static ENDED: AtomicBool = AtomicBool::new(false);
+
+/// This process's world rank, for the word its probes leave once it is being ended.
+static MY_RANK: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// The ranks whose probes said the launcher was ending them: once gone, they were ended, not
+/// lost (the launcher reaches each host's processes at its own time, a second or more apart
+/// across hosts).
+static ANNOUNCED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// From now on this process's beacon tells probes that it is being ended by the launcher, and
+/// its own probes tell each peer they reach the same, so that a peer ended later does not take
+/// this process, gone by then, for lost.
+pub(super) fn mark_ending() {
+    ENDED.store(true, Ordering::Release);
+}
+
+/// Whether `rank` said, before it went, that the launcher was ending it.
+fn announced(rank: usize) -> bool {
+    ANNOUNCED.lock().unwrap_or_else(|p| p.into_inner()).contains(&(rank as u32))
+}
+
+/// This process's beacon: where peers find it (the listening socket and its thread live to the
+/// end of the process).
 pub(super) struct Beacon {
     port: u16,
     /// Non-loopback addresses first, loopback last.
@@ -46,9 +82,10 @@ pub(super) struct Beacon {
 
 impl Beacon {
     /// Listens on an ephemeral port of every IPv4 address; `None` where the process cannot
-    /// listen (no IPv4 stack), and peers then probe it through MPI. A thread accepts and drops
-    /// each connection so that probes from many peers never fill the queue (a full queue drops
-    /// connections, which would read as a host gone).
+    /// listen, has no IPv4 address that is up, or cannot start the beacon's thread: peers then
+    /// probe it through MPI. The thread accepts each connection, writes its byte and closes it,
+    /// so that probes from many peers never fill the queue (a full queue drops connections,
+    /// which would read as a host gone).
     pub(super) fn open() -> Option<Beacon> {
         let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)).ok()?;
         let port = listener.local_addr().ok()?.port();
@@ -61,8 +98,21 @@ impl Beacon {
         std::thread::Builder::new()
             .name("pld-mpi-beacon".into())
             .spawn(move || {
-                for connection in listener.incoming() {
-                    drop(connection);
+                loop {
+                    match listener.accept() {
+                        Ok((mut connection, _)) => {
+                            let byte = if ENDED.load(Ordering::Acquire) { ENDING } else { RUNNING };
+                            // One byte into a fresh socket's empty buffer: it does not block.
+                            let _ = connection.write_all(&[byte]);
+                            // What the prober leaves, on a thread of its own: a prober slow to
+                            // close must not hold up the next one's answer.
+                            let _ = std::thread::Builder::new()
+                                .name("pld-mpi-beacon-ear".into())
+                                .spawn(move || hear_announcement(&mut connection));
+                        }
+                        // Out of descriptors, say: try again shortly rather than spin.
+                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                    }
                 }
             })
             .ok()?;
@@ -86,6 +136,8 @@ impl Beacon {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Verdict {
     Alive,
+    /// Being ended by the launcher (it had its SIGTERM), or gone after saying so.
+    Ending,
     /// Gone, and why (in words for the error).
     Gone(String),
     /// The beacon cannot tell (none published, none reachable from here).
@@ -94,7 +146,7 @@ pub(super) enum Verdict {
 
 /// Every process's beacon as this process sees it.
 pub(super) struct Beacons {
-    /// By world rank: where its beacon listens, in the order to try (empty: none to try).
+    /// By world rank: where its beacon listens (empty: none to try).
     peers: Vec<Vec<SocketAddr>>,
     /// Whether a beacon reached a live peer at start-up (else every verdict is `Unknown`).
     reachable: bool,
@@ -105,32 +157,46 @@ impl Beacons {
     /// seen from `rank`, then checked once against `witness` (a peer on another node where there
     /// is one).
     pub(super) fn new<'a>(rank: usize, rows: impl Iterator<Item = &'a [u64]>, witness: Option<usize>) -> Beacons {
+        MY_RANK.store(rank as u32, Ordering::Relaxed);
         let published: Vec<(u16, Vec<Ipv4Addr>)> = rows.map(decode).collect();
         let mine = published.get(rank).map(|(_, a)| a.clone()).unwrap_or_default();
-        let peers = published.iter().map(|(port, addrs)| order(*port, addrs, &mine)).collect();
+        // Every address of this host, also those past the published few.
+        let own = own_addresses();
+        let peers = published.iter().map(|(port, addrs)| order(*port, addrs, &mine, &own)).collect();
         let mut beacons = Beacons { peers, reachable: true };
         beacons.reachable = match witness {
-            Some(peer) => beacons.check(peer) == Verdict::Alive,
+            Some(peer) => matches!(beacons.check(peer), Verdict::Alive | Verdict::Ending),
             None => true,
         };
         beacons
     }
 
     /// Whether `peer`'s process still lives: alive if any of its addresses accepts a
-    /// connection, gone if none does (refused: the host is up and the process gone; else the
-    /// host did not answer).
+    /// connection (every address tried at once, so a dead host costs [`PATIENCE`] once), gone
+    /// if none does (refused: the host is up and the process gone; else the host did not
+    /// answer).
     pub(super) fn check(&self, peer: usize) -> Verdict {
         let Some(addrs) = self.peers.get(peer).filter(|a| !a.is_empty() && self.reachable) else {
             return Verdict::Unknown;
         };
+        let tries = each_at_once(addrs, |addr| TcpStream::connect_timeout(addr, PATIENCE));
+        let mut connected = None;
         let mut refused = None;
         let mut silent = None;
-        for addr in addrs {
-            match TcpStream::connect_timeout(addr, PATIENCE) {
-                Ok(_) => return Verdict::Alive,
+        for (addr, tried) in addrs.iter().zip(tries) {
+            match tried {
+                // The first connection answers; the others close here, before it is read.
+                Ok(connection) => connected = connected.or(Some(connection)),
                 Err(e) if e.kind() == ErrorKind::ConnectionRefused => refused = refused.or(Some(*addr)),
                 Err(e) => silent = silent.or(Some((*addr, e))),
             }
+        }
+        if let Some(connection) = connected {
+            return answer(connection);
+        }
+        // Gone after saying the launcher was ending it: ended with the job, not lost.
+        if announced(peer) {
+            return Verdict::Ending;
         }
         Verdict::Gone(match (refused, silent) {
             (Some(addr), _) => {
@@ -153,15 +219,12 @@ impl Beacons {
         let mut gone = Vec::new();
         let mut asking = ranks.to_vec();
         while !asking.is_empty() {
-            let verdicts: Vec<Verdict> = std::thread::scope(|scope| {
-                let checks: Vec<_> = asking.iter().map(|&r| scope.spawn(move || self.check(r))).collect();
-                checks.into_iter().map(|check| check.join().unwrap_or(Verdict::Unknown)).collect()
-            });
+            let verdicts = each_at_once(&asking, |&r| self.check(r));
             let mut alive = Vec::new();
             for (&rank, verdict) in asking.iter().zip(verdicts) {
                 match verdict {
                     Verdict::Gone(_) => gone.push(rank),
-                    Verdict::Alive => alive.push(rank),
+                    Verdict::Alive | Verdict::Ending => alive.push(rank),
                     Verdict::Unknown => return None,
                 }
             }
@@ -178,6 +241,59 @@ impl Beacons {
     }
 }
 
+/// What an accepted connection says: the byte its beacon wrote (ending or not); a live process
+/// whose thread has not written it in time counts as running. A process being ended leaves its
+/// announcement ([`ENDING`] and its rank) before it closes the connection.
+fn answer(mut connection: TcpStream) -> Verdict {
+    let mut byte = [0u8];
+    let _ = connection.set_read_timeout(Some(ANSWER_PATIENCE));
+    let verdict = match connection.read(&mut byte) {
+        Ok(1) if byte[0] == ENDING => Verdict::Ending,
+        _ => Verdict::Alive,
+    };
+    if ENDED.load(Ordering::Acquire) {
+        let rank = MY_RANK.load(Ordering::Relaxed).to_le_bytes();
+        let _ = connection.write_all(&[ENDING, rank[0], rank[1], rank[2], rank[3]]);
+    }
+    verdict
+}
+
+/// Reads what a prober left on an accepted connection: nothing (a plain probe closes at once)
+/// or an announcement that the launcher is ending it, noted in [`ANNOUNCED`].
+fn hear_announcement(connection: &mut TcpStream) {
+    let mut words = [0u8; 5];
+    let _ = connection.set_read_timeout(Some(ANSWER_PATIENCE));
+    if connection.read_exact(&mut words).is_ok() && words[0] == ENDING {
+        let rank = u32::from_le_bytes([words[1], words[2], words[3], words[4]]);
+        let mut announced = ANNOUNCED.lock().unwrap_or_else(|p| p.into_inner());
+        if !announced.contains(&rank) {
+            announced.push(rank);
+        }
+    }
+}
+
+/// `f` of each item, on a thread each where there are several (one alone runs here; a thread
+/// that cannot be started runs its item here too, after the others).
+fn each_at_once<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < 2 {
+        return items.iter().map(&f).collect();
+    }
+    std::thread::scope(|scope| {
+        let f = &f;
+        let started: Vec<_> = items
+            .iter()
+            .map(|item| (item, std::thread::Builder::new().spawn_scoped(scope, move || f(item)).ok()))
+            .collect();
+        started
+            .into_iter()
+            .map(|(item, thread)| match thread.map(|t| t.join()) {
+                Some(Ok(result)) => result,
+                _ => f(item),
+            })
+            .collect()
+    })
+}
+
 /// A row of the exchange back to a port and addresses (port 0: no beacon).
 fn decode(row: &[u64]) -> (u16, Vec<Ipv4Addr>) {
     let port = row.first().map_or(0, |&w| w as u16);
@@ -191,12 +307,12 @@ fn decode(row: &[u64]) -> (u16, Vec<Ipv4Addr>) {
     (port, addrs)
 }
 
-/// Where to try a peer's beacon, from a process with addresses `mine`. A peer with exactly this
-/// process's addresses shares its network (the same host, the same namespace): loopback first.
-/// Any other peer is tried only at addresses this process does not have itself: an address both
-/// have (loopback, a container bridge such as docker's 172.17.0.1 on every host) would reach a
-/// socket here, not the peer's.
-fn order(port: u16, theirs: &[Ipv4Addr], mine: &[Ipv4Addr]) -> Vec<SocketAddr> {
+/// Where to try a peer's beacon, from a process that published `mine` and has `own` (every
+/// address of its host). A peer that published exactly `mine` shares this process's network
+/// (the same host, the same namespace): loopback first. Any other peer is tried only at
+/// addresses this host does not have: an address both have (loopback, a container bridge such
+/// as docker's 172.17.0.1 on every host) would reach a socket here, not the peer's.
+fn order(port: u16, theirs: &[Ipv4Addr], mine: &[Ipv4Addr], own: &[Ipv4Addr]) -> Vec<SocketAddr> {
     if port == 0 {
         return Vec::new();
     }
@@ -206,7 +322,7 @@ fn order(port: u16, theirs: &[Ipv4Addr], mine: &[Ipv4Addr]) -> Vec<SocketAddr> {
         all.sort_by_key(|a| !a.is_loopback());
         all
     } else {
-        theirs.iter().copied().filter(|a| !a.is_loopback() && !mine.contains(a)).collect()
+        theirs.iter().copied().filter(|a| !a.is_loopback() && !mine.contains(a) && !own.contains(a)).collect()
     };
     addrs.into_iter().map(|a| SocketAddr::V4(SocketAddrV4::new(a, port))).collect()
 }
@@ -262,10 +378,15 @@ mod tests {
         let docker = Ipv4Addr::new(172, 17, 0, 1);
         let mine = [Ipv4Addr::new(10, 77, 0, 1), docker, Ipv4Addr::LOCALHOST];
         let theirs = [Ipv4Addr::new(10, 77, 0, 2), docker, Ipv4Addr::LOCALHOST];
-        assert_eq!(order(9, &theirs, &mine), vec![SocketAddr::from(([10, 77, 0, 2], 9))]);
+        assert_eq!(order(9, &theirs, &mine, &mine), vec![SocketAddr::from(([10, 77, 0, 2], 9))]);
+        // An address of this host past the few it published is left out too.
+        let bridge = Ipv4Addr::new(192, 168, 122, 1);
+        let theirs_too = [Ipv4Addr::new(10, 77, 0, 2), bridge];
+        let own = [mine.as_slice(), &[bridge]].concat();
+        assert_eq!(order(9, &theirs_too, &mine, &own), vec![SocketAddr::from(([10, 77, 0, 2], 9))]);
         // The same network: loopback first.
-        assert_eq!(order(9, &mine, &mine)[0], SocketAddr::from(([127, 0, 0, 1], 9)));
-        assert!(order(0, &theirs, &mine).is_empty());
+        assert_eq!(order(9, &mine, &mine, &mine)[0], SocketAddr::from(([127, 0, 0, 1], 9)));
+        assert!(order(0, &theirs, &mine, &mine).is_empty());
     }
 
     #[test]
@@ -278,6 +399,17 @@ mod tests {
         let rows = [row(&live), row(&live), row(&dead)];
         let beacons = Beacons::new(0, rows.iter().map(Vec::as_slice), Some(1));
         assert_eq!(beacons.check(1), Verdict::Alive);
+        // A process the launcher is ending says so (this one, and its beacon is the live one),
+        // and leaves its announcement with the beacons it probes.
+        mark_ending();
+        assert_eq!(beacons.check(1), Verdict::Ending);
+        ENDED.store(false, Ordering::Release);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !announced(0) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(announced(0), "the probe's announcement was not heard");
+        ANNOUNCED.lock().unwrap().clear();
         match beacons.check(2) {
             Verdict::Gone(why) => assert!(why.contains("rank 2's process is gone"), "{why}"),
             other => panic!("a closed port read as {other:?}"),
