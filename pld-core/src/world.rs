@@ -117,7 +117,7 @@ fn start(fabric: Fabric, settings: Settings) -> Result<World> {
         &fabric.launcher,
         nranks,
         local.clone(),
-        fabric.started_ns,
+        fabric.clock,
     )?;
     let shared = Arc::new(Shared::new(fabric, settings, tuning, board_off, ll, (p2p_off, p2p_depth), tracer)?);
     let mut queues: Vec<Option<Sender<Task>>> = (0..nranks).map(|_| None).collect();

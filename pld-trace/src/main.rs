@@ -56,17 +56,21 @@ fn main() -> Result<()> {
             let merged = pld_trace::merge(&files)?;
             merged.write(&output)?;
             let hosts = merged.shifts.len();
+            let skew = if merged.method.contains("offset") {
+                "the largest half round trip the offsets were measured over"
+            } else {
+                "how far apart one host's processes left the start-up exchange"
+            };
             println!(
-                "{} files from {hosts} host{} -> {} ({} events); clocks: {}; residual skew {:.1} us \
-                 (how far apart one host's processes left the start-up exchange)",
+                "{} files from {hosts} host{} -> {} ({} events); clocks: {}; residual skew {:.1} us ({skew})",
                 files.len(),
                 if hosts == 1 { "" } else { "s" },
                 output.display(),
                 merged.trace.events.len(),
                 if hosts == 1 {
-                    "one host, one CLOCK_MONOTONIC: no shift".to_owned()
+                    merged.method.to_owned()
                 } else {
-                    format!("each host shifted to line its start-up exchange up: {:?} us", merged.shifts)
+                    format!("{}: {:?} us", merged.method, merged.shifts)
                 },
                 merged.skew_us
             );

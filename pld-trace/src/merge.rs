@@ -1,10 +1,12 @@
 //! The files of one MPI job's processes (`trace.<rank>.json`) on one timeline. Every process of
-//! one host reads the same `CLOCK_MONOTONIC`, so their events stay where they are; a second
-//! host's clock has another origin, so each host's events are shifted to line its `sync_ns`
-//! (when its processes left the launcher's start-up exchange, a barrier every process leaves
-//! together) up with the first host's. The residual skew is how far apart processes leave
-//! that exchange: measured on each host, where the clock is shared, as the spread of its
-//! files' `sync_ns`.
+//! one host reads the same `CLOCK_MONOTONIC`, so their events stay where they are. A second
+//! host's clock has another origin: where the job spanned hosts, pld measured each host's
+//! clock against rank 0's at start-up (`clock_offset_ns`: the fastest of 16 round trips between
+//! the host's first rank and rank 0, NTP's estimate, right to within half that round trip,
+//! `clock_offset_error_ns`), and each host's events move by that offset; the residual skew is
+//! the largest of those bounds. Files without it (an older pld) are aligned on their
+//! `sync_ns` instead (when each process left the launcher's start-up exchange, a barrier every
+//! process leaves together), with the residual skew how far apart one host's processes left it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,9 +22,11 @@ pub struct Merged {
     pub trace: Trace,
     /// Hosts seen, each with the shift applied to its events (microseconds).
     pub shifts: BTreeMap<String, f64>,
-    /// The largest spread of `sync_ns` among one host's files (microseconds): how far apart
-    /// processes leave the start-up exchange, and so the skew left between hosts.
+    /// The skew left between hosts (microseconds): the largest error bound of the measured
+    /// offsets, or, aligned on `sync_ns`, the largest spread of it among one host's files.
     pub skew_us: f64,
+    /// How the clocks were aligned, in words.
+    pub method: &'static str,
 }
 
 /// Merges the traces at `paths` (each written by one process).
@@ -41,11 +45,34 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
     let reference: BTreeMap<String, f64> =
         per_host.iter().map(|(h, s)| (h.clone(), s.iter().sum::<f64>() / s.len() as f64)).collect();
     let first = reference[&host(&traces[0])];
-    let shifts: BTreeMap<String, f64> = reference.iter().map(|(h, r)| (h.clone(), first - r)).collect();
-    let skew_us = per_host
+    let spread = per_host
         .values()
         .map(|s| s.iter().cloned().fold(f64::MIN, f64::max) - s.iter().cloned().fold(f64::MAX, f64::min))
         .fold(0.0, f64::max);
+    // The offsets pld measured, where every file has one (each host's files carry the same).
+    let measured: Option<Vec<(String, f64, f64)>> = traces
+        .iter()
+        .map(|t| {
+            let offset = t.other.get("clock_offset_ns")?.as_i64()? as f64 / 1e3;
+            let error = t.other.get("clock_offset_error_ns")?.as_u64()? as f64 / 1e3;
+            Some((host(t), offset, error))
+        })
+        .collect();
+    let (shifts, skew_us, method): (BTreeMap<String, f64>, f64, &'static str) = match measured {
+        Some(measured) if per_host.len() > 1 => {
+            let offset_of: BTreeMap<String, f64> = measured.iter().map(|(h, o, _)| (h.clone(), *o)).collect();
+            let base = offset_of[&host(&traces[0])];
+            let error = measured.iter().map(|(_, _, e)| *e).fold(0.0, f64::max);
+            let shifts = offset_of.iter().map(|(h, o)| (h.clone(), o - base)).collect();
+            (shifts, error, "each host shifted by its clock's offset, measured at start-up")
+        }
+        _ if per_host.len() > 1 => (
+            reference.iter().map(|(h, r)| (h.clone(), first - r)).collect(),
+            spread,
+            "each host shifted to line its start-up exchange up",
+        ),
+        _ => (reference.keys().map(|h| (h.clone(), 0.0)).collect(), spread, "one host, one CLOCK_MONOTONIC: no shift"),
+    };
     let mut raw = Vec::new();
     let mut seen_meta = std::collections::HashSet::new();
     for t in &traces {
@@ -73,10 +100,11 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
             "clock": "CLOCK_MONOTONIC of the first file's host",
             "host_shifts_us": shifts,
             "skew_us": skew_us,
+            "alignment": method,
             "files": files,
         },
     });
-    Ok(Merged { trace: Trace::from_json(doc)?, shifts, skew_us })
+    Ok(Merged { trace: Trace::from_json(doc)?, shifts, skew_us, method })
 }
 
 impl Merged {
@@ -124,6 +152,33 @@ mod tests {
         let ts: Vec<f64> = merged.trace.events.iter().map(|e| e.ts).collect();
         assert_eq!(ts, [2000.0, 2010.0, 2002.0]);
         assert!(merged.trace.check().is_empty(), "{:?}", merged.trace.check());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn measured_offsets_put_every_host_on_rank_0s_clock() {
+        let dir = std::env::temp_dir().join(format!("pld-trace-merge-offsets-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Host b's clock reads 500 ms ahead of rank 0's (offset -500 ms, right to within 12 us):
+        // its event at 502000 us happened at 2000 us of rank 0's clock, whatever its sync point.
+        let with_offset = |path: std::path::PathBuf, offset_us: i64, error_us: u64| {
+            let mut doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            doc["otherData"]["clock_offset_ns"] = json!(offset_us * 1000);
+            doc["otherData"]["clock_offset_error_ns"] = json!(error_us * 1000);
+            std::fs::write(&path, doc.to_string()).unwrap();
+            path
+        };
+        let paths = [
+            with_offset(file(&dir, "a", 0, 1000, 2000.0), 0, 0),
+            with_offset(file(&dir, "a", 1, 1004, 2010.0), 0, 0),
+            with_offset(file(&dir, "b", 2, 509_000, 502_000.0), -500_000, 12),
+        ];
+        let merged = merge(&paths).unwrap();
+        assert_eq!(merged.shifts["a"], 0.0);
+        assert_eq!(merged.shifts["b"], -500_000.0);
+        assert_eq!(merged.skew_us, 12.0);
+        let ts: Vec<f64> = merged.trace.events.iter().map(|e| e.ts).collect();
+        assert_eq!(ts, [2000.0, 2010.0, 2000.0]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -5,6 +5,25 @@
 
 use rustix::time::{ClockId, clock_gettime};
 
+/// Where this process's clock stands in its job, for traces written by several processes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClockSync {
+    /// `CLOCK_MONOTONIC` ns when this process left the launcher's last start-up exchange (every
+    /// process leaves it together: traces of one host are aligned on it).
+    pub(crate) sync_ns: u64,
+    /// Where the job spans hosts: the nanoseconds to add to this process's `CLOCK_MONOTONIC` to
+    /// read rank 0's, and the bound on that offset's error (half the round trip it was
+    /// measured over); 0 and 0 on rank 0's host, whose processes share its clock.
+    pub(crate) offset: Option<(i64, u64)>,
+}
+
+impl ClockSync {
+    /// One host's (or one process's) clock, read now.
+    pub(crate) fn now() -> ClockSync {
+        ClockSync { sync_ns: monotonic_ns(), offset: None }
+    }
+}
+
 /// `CLOCK_MONOTONIC` in nanoseconds.
 pub(crate) fn monotonic_ns() -> u64 {
     let ts = clock_gettime(ClockId::Monotonic);

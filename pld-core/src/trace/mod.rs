@@ -6,9 +6,9 @@
 //! its time moving and reducing data.
 //!
 //! Timestamps are `CLOCK_MONOTONIC` microseconds, which every process of one host shares, so
-//! the files of one MPI job's processes on a host line up as they are; across hosts `pld-trace
-//! merge` aligns each file's `sync_ns` (the moment its process left the launcher's start-up
-//! exchange, which every process leaves together).
+//! the files of one MPI job's processes on a host line up as they are; across hosts each file
+//! carries its host's clock offset to rank 0's, measured at start-up (`clock_offset_ns`, with
+//! its error bound), which `pld-trace merge` applies.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -108,8 +108,9 @@ pub(crate) struct Tracer {
     /// Whether calls read the clock (a trace, or a dump on error, needs their times).
     pub(crate) timed: bool,
     start: Anchor,
-    /// `CLOCK_MONOTONIC` when this process left the launcher's start-up exchange.
-    pub(crate) sync_ns: u64,
+    /// When this process left the launcher's start-up exchange, and its clock's offset to
+    /// rank 0's where the job spans hosts.
+    pub(crate) clock: clock::ClockSync,
     /// By rank: the events handed over, and the labels they index.
     events: Box<[Mutex<Kept>]>,
     /// Calls kept per rank (at least: whole chunks are dropped, once the rest hold as many).
@@ -131,7 +132,7 @@ impl Tracer {
         launcher: &str,
         nranks: usize,
         local: std::ops::Range<usize>,
-        sync_ns: u64,
+        clock: clock::ClockSync,
     ) -> Result<Tracer> {
         let per_process = launcher != "local";
         let name = |path: &Path| if per_process { with_rank(path, local.start) } else { path.to_owned() };
@@ -170,7 +171,7 @@ impl Tracer {
             path,
             on_error,
             start: Anchor::now(),
-            sync_ns,
+            clock,
             events,
             keep,
             labels: (0..nranks).map(|_| Mutex::default()).collect(),
@@ -405,8 +406,12 @@ impl Tracer {
             "nranks": self.nranks,
             "ranks": self.local.clone().collect::<Vec<_>>(),
             "clock": "CLOCK_MONOTONIC",
-            "sync_ns": self.sync_ns,
+            "sync_ns": self.clock.sync_ns,
         });
+        if let Some((offset, error)) = self.clock.offset {
+            other["clock_offset_ns"] = json!(offset);
+            other["clock_offset_error_ns"] = json!(error);
+        }
         if let Some(dropped) = dropped {
             other["dropped_calls"] = json!(dropped);
         }

@@ -27,6 +27,6 @@ pub(crate) fn fabric(nranks: usize, heap: SymmetricHeap) -> Fabric {
         agree_on_allocation: None,
         lost_peer: None,
         network: None,
-        started_ns: crate::trace::clock::monotonic_ns(),
+        clock: crate::trace::clock::ClockSync::now(),
     }
 }

@@ -54,9 +54,9 @@ pub(crate) struct Fabric {
     /// The peer the first failed remote transfer could not reach, when the transport knows it;
     /// with none yet, the peers given (those a wait timed out on) are probed first.
     pub(crate) lost_peer: Option<FindLostPeer>,
-    /// `CLOCK_MONOTONIC` ns when this process left the launcher's last start-up exchange (every
-    /// process leaves it together: traces of several hosts are aligned on it).
-    pub(crate) started_ns: u64,
+    /// This process's clock in the job: when it left the launcher's last start-up exchange,
+    /// and across hosts its offset to rank 0's (traces of several processes are aligned on it).
+    pub(crate) clock: crate::trace::clock::ClockSync,
 }
 
 impl Fabric {

@@ -242,7 +242,14 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         // Every window exists (and the control cells are zero) before any rank uses them.
         check("MPI_Barrier", ffi::MPI_Barrier(world()))?;
     }
-    let started_ns = crate::trace::clock::monotonic_ns();
+    let sync_ns = crate::trace::clock::monotonic_ns();
+    // Across hosts each has a clock of its own: traces are put on rank 0's.
+    let offset = if nodes.count > 1 {
+        Some(clock_offset_to_rank_0(rank as usize, &nodes, node, settings.timeout)?)
+    } else {
+        None
+    };
+    let clock = crate::trace::clock::ClockSync { sync_ns, offset };
     let launcher = nodes.launcher(rma);
     let node_ranks = nodes.on_machine.max(node_size as usize);
     let cores = nodes.cpus;
@@ -301,9 +308,80 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         agree_on_allocation: Some(agree_on_allocation),
         lost_peer: Some(lost_peer),
         network,
-        started_ns,
+        clock,
     };
     Ok((fabric, settings))
+}
+
+/// Round trips each node's first rank makes to rank 0 to measure its clock.
+const CLOCK_ROUND_TRIPS: usize = 16;
+
+/// This process's clock against rank 0's, where the job spans hosts: each node's first rank
+/// sends rank 0 its time [`CLOCK_ROUND_TRIPS`] times and rank 0 answers each with its own; the
+/// fastest round trip gives the offset (rank 0's time against the round trip's midpoint, as NTP
+/// estimates it), right to within half that round trip, which is the error bound given. The
+/// node's first rank then tells the node's other ranks, which share its clock. Rank 0's node
+/// gets 0 and 0. Bounded by the deadline like every start-up exchange.
+fn clock_offset_to_rank_0(rank: usize, nodes: &Nodes, node: ffi::MPI_Comm, timeout: Duration) -> Result<(i64, u64)> {
+    /// A tag of its own, so that no other message of the start-up is taken for one of these.
+    const TAG: c_int = 0x706c_6443;
+    let now = crate::trace::clock::monotonic_ns;
+    let leader_of = |r: usize| nodes.node_of[r].0;
+    let mut leaders: Vec<usize> = nodes.node_of.iter().map(|(leader, _)| *leader).collect();
+    leaders.sort_unstable();
+    leaders.dedup();
+    let _armed = Watchdog::arm(rank, timeout, "measuring each host's clock against rank 0's");
+    let mut measured = [0u64; 2];
+    let word = |value: &mut u64| (value as *mut u64).cast::<c_void>();
+    // SAFETY: point-to-point calls of one u64 each on the world communicator, every send
+    // matched by the peer's receive of the same tag in the same order; buffers are locals.
+    unsafe {
+        if rank == 0 {
+            for &leader in leaders.iter().filter(|&&l| l != leader_of(0)) {
+                for _ in 0..CLOCK_ROUND_TRIPS {
+                    let mut theirs = 0u64;
+                    check(
+                        "MPI_Recv",
+                        ffi::MPI_Recv(
+                            word(&mut theirs),
+                            1,
+                            ffi::RSMPI_UINT64_T,
+                            leader as c_int,
+                            TAG,
+                            world(),
+                            ffi::RSMPI_STATUS_IGNORE,
+                        ),
+                    )?;
+                    let mut mine = now();
+                    check(
+                        "MPI_Send",
+                        ffi::MPI_Send(word(&mut mine), 1, ffi::RSMPI_UINT64_T, leader as c_int, TAG, world()),
+                    )?;
+                }
+            }
+        } else if rank == leader_of(rank) {
+            let mut best = (u64::MAX, 0i64);
+            for _ in 0..CLOCK_ROUND_TRIPS {
+                let mut sent = now();
+                check("MPI_Send", ffi::MPI_Send(word(&mut sent), 1, ffi::RSMPI_UINT64_T, 0, TAG, world()))?;
+                let mut theirs = 0u64;
+                check(
+                    "MPI_Recv",
+                    ffi::MPI_Recv(word(&mut theirs), 1, ffi::RSMPI_UINT64_T, 0, TAG, world(), ffi::RSMPI_STATUS_IGNORE),
+                )?;
+                let back = now();
+                let round_trip = back.saturating_sub(sent);
+                if round_trip < best.0 {
+                    let midpoint = sent + round_trip / 2;
+                    best = (round_trip, theirs as i64 - midpoint as i64);
+                }
+            }
+            measured = [best.1 as u64, best.0 / 2];
+        }
+        // The node's first rank is rank 0 of `node` (ordered by world rank).
+        check("MPI_Bcast", ffi::MPI_Bcast(measured.as_mut_ptr().cast(), 2, ffi::RSMPI_UINT64_T, 0, node))?;
+    }
+    Ok((measured[0] as i64, measured[1]))
 }
 
 /// MPI's collectives between nodes: over `column` (this rank's index on every node) and `node`
