@@ -66,7 +66,8 @@ pub struct Trace {
     pub raw: Vec<Value>,
     /// The complete events, in file order.
     pub events: Vec<Event>,
-    /// The file's `otherData` (pld writes host, pid, launcher, nranks, ranks, clock, sync_ns).
+    /// The file's `otherData` (pld writes host, pid, launcher, nranks, ranks, clock, sync_ns,
+    /// and across hosts clock_offset_ns and clock_offset_error_ns).
     pub other: Value,
 }
 

@@ -57,7 +57,7 @@ fn main() -> Result<()> {
             merged.write(&output)?;
             let hosts = merged.shifts.len();
             let skew = if merged.method.contains("offset") {
-                "the largest half round trip the offsets were measured over"
+                "the offsets' error bounds: half the round trip each was measured over"
             } else {
                 "how far apart one host's processes left the start-up exchange"
             };

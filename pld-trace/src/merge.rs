@@ -1,10 +1,10 @@
 //! The files of one MPI job's processes (`trace.<rank>.json`) on one timeline. Every process of
 //! one host reads the same `CLOCK_MONOTONIC`, so their events stay where they are. A second
 //! host's clock has another origin: where the job spanned hosts, pld measured each host's
-//! clock against rank 0's at start-up (`clock_offset_ns`: the fastest of 16 round trips between
+//! clock against rank 0's at start-up (`clock_offset_ns`: the fastest of 32 round trips between
 //! the host's first rank and rank 0, NTP's estimate, right to within half that round trip,
 //! `clock_offset_error_ns`), and each host's events move by that offset; the residual skew is
-//! the largest of those bounds. Files without it (an older pld) are aligned on their
+//! the two largest of those bounds added (two hosts were each measured against rank 0's). Files without it (an older pld) are aligned on their
 //! `sync_ns` instead (when each process left the launcher's start-up exchange, a barrier every
 //! process leaves together), with the residual skew how far apart one host's processes left it.
 
@@ -22,8 +22,9 @@ pub struct Merged {
     pub trace: Trace,
     /// Hosts seen, each with the shift applied to its events (microseconds).
     pub shifts: BTreeMap<String, f64>,
-    /// The skew left between hosts (microseconds): the largest error bound of the measured
-    /// offsets, or, aligned on `sync_ns`, the largest spread of it among one host's files.
+    /// The skew left between hosts (microseconds): with measured offsets, the two largest error
+    /// bounds of distinct hosts added (each host was measured against rank 0's, whose own is
+    /// 0); aligned on `sync_ns`, the largest spread of it among one host's files.
     pub skew_us: f64,
     /// How the clocks were aligned, in words.
     pub method: &'static str,
@@ -58,25 +59,39 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
             Some((host(t), offset, error))
         })
         .collect();
-    let (shifts, skew_us, method): (BTreeMap<String, f64>, f64, &'static str) = match measured {
+    // By file: the shift of its events (microseconds).
+    let (file_shifts, skew_us, method): (Vec<f64>, f64, &'static str) = match measured {
         Some(measured) if per_host.len() > 1 => {
-            let offset_of: BTreeMap<String, f64> = measured.iter().map(|(h, o, _)| (h.clone(), *o)).collect();
-            let base = offset_of[&host(&traces[0])];
-            let error = measured.iter().map(|(_, _, e)| *e).fold(0.0, f64::max);
-            let shifts = offset_of.iter().map(|(h, o)| (h.clone(), o - base)).collect();
-            (shifts, error, "each host shifted by its clock's offset, measured at start-up")
+            // Each file by its own offset (two nodes with one host name keep theirs).
+            let base = measured[0].1;
+            let shifts = measured.iter().map(|(_, offset, _)| offset - base).collect();
+            // Two hosts were each measured against rank 0's: between them the error can add
+            // up (rank 0's own host has none), so the two largest bounds of distinct hosts.
+            let mut worst: BTreeMap<&str, f64> = BTreeMap::new();
+            for (h, _, error) in &measured {
+                let e = worst.entry(h.as_str()).or_insert(0.0);
+                *e = e.max(*error);
+            }
+            let mut bounds: Vec<f64> = worst.into_values().collect();
+            bounds.sort_by(|a, b| b.total_cmp(a));
+            let skew = bounds.iter().take(2).sum();
+            (shifts, skew, "each host shifted by its clock's offset, measured at start-up")
         }
         _ if per_host.len() > 1 => (
-            reference.iter().map(|(h, r)| (h.clone(), first - r)).collect(),
+            traces.iter().map(|t| first - reference[&host(t)]).collect(),
             spread,
             "each host shifted to line its start-up exchange up",
         ),
-        _ => (reference.keys().map(|h| (h.clone(), 0.0)).collect(), spread, "one host, one CLOCK_MONOTONIC: no shift"),
+        _ => (vec![0.0; traces.len()], spread, "one host, one CLOCK_MONOTONIC: no shift"),
     };
+    // By host, for the summary: its first file's shift.
+    let mut shifts: BTreeMap<String, f64> = BTreeMap::new();
+    for (t, shift) in traces.iter().zip(&file_shifts) {
+        shifts.entry(host(t)).or_insert(*shift);
+    }
     let mut raw = Vec::new();
     let mut seen_meta = std::collections::HashSet::new();
-    for t in &traces {
-        let shift = shifts[&host(t)];
+    for (t, &shift) in traces.iter().zip(&file_shifts) {
         for e in &t.raw {
             let mut e = e.clone();
             if e["ph"] == "M" {
@@ -179,6 +194,11 @@ mod tests {
         assert_eq!(merged.skew_us, 12.0);
         let ts: Vec<f64> = merged.trace.events.iter().map(|e| e.ts).collect();
         assert_eq!(ts, [2000.0, 2010.0, 2000.0]);
+        // A third host, 30 ms behind and right to within 5 us: between b and c the two bounds add.
+        let c = with_offset(file(&dir, "c", 3, 1, -27_990.0), 30_000, 5);
+        let merged = merge(&[&paths[0], &paths[1], &paths[2], &c]).unwrap();
+        assert_eq!(merged.skew_us, 17.0);
+        assert_eq!(merged.trace.events.iter().map(|e| e.ts).collect::<Vec<_>>(), [2000.0, 2010.0, 2000.0, 2010.0]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
