@@ -15,7 +15,7 @@ mod merge;
 mod summary;
 
 pub use draw::svg;
-pub use merge::{Merged, merge};
+pub use merge::{Alignment, Merged, merge};
 pub use summary::{SiteStats, Summary, summary};
 
 /// One complete (`X`) event.

@@ -56,23 +56,19 @@ fn main() -> Result<()> {
             let merged = pld_trace::merge(&files)?;
             merged.write(&output)?;
             let hosts = merged.shifts.len();
-            let skew = if merged.method.contains("offset") {
-                "the offsets' error bounds: half the round trip each was measured over"
-            } else {
-                "how far apart one host's processes left the start-up exchange"
-            };
             println!(
-                "{} files from {hosts} host{} -> {} ({} events); clocks: {}; residual skew {:.1} us ({skew})",
+                "{} files from {hosts} host{} -> {} ({} events); clocks: {}; residual skew {:.1} us ({})",
                 files.len(),
                 if hosts == 1 { "" } else { "s" },
                 output.display(),
                 merged.trace.events.len(),
                 if hosts == 1 {
-                    merged.method.to_owned()
+                    merged.alignment.describe().to_owned()
                 } else {
-                    format!("{}: {:?} us", merged.method, merged.shifts)
+                    format!("{}: {:?} us", merged.alignment.describe(), merged.shifts)
                 },
-                merged.skew_us
+                merged.skew_us,
+                merged.alignment.skew_is()
             );
         }
         Command::Check { trace } => {

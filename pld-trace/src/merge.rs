@@ -22,12 +22,47 @@ pub struct Merged {
     pub trace: Trace,
     /// Hosts seen, each with the shift applied to its events (microseconds).
     pub shifts: BTreeMap<String, f64>,
-    /// The skew left between hosts (microseconds): with measured offsets, the two largest error
-    /// bounds of distinct hosts added (each host was measured against rank 0's, whose own is
-    /// 0); aligned on `sync_ns`, the largest spread of it among one host's files.
+    /// The skew left between hosts (microseconds): 0 for one host; with measured offsets, the
+    /// two largest error bounds of distinct hosts added (each host was measured against rank
+    /// 0's, whose own is 0); aligned on `sync_ns`, the largest spread of it among one host's
+    /// files.
     pub skew_us: f64,
+    /// How the clocks were aligned.
+    pub alignment: Alignment,
+}
+
+/// How a merge put its files' clocks on one timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Alignment {
+    /// Every file from one host: one `CLOCK_MONOTONIC`, nothing shifted, no skew.
+    OneClock,
+    /// Each host shifted by its clock's offset to rank 0's, measured at start-up; the skew is
+    /// the offsets' error bounds.
+    MeasuredOffsets,
+    /// Each host shifted to line up when its processes left the start-up exchange (files
+    /// without measured offsets); the skew is how far apart one host's processes left it.
+    StartUpExchange,
+}
+
+impl Alignment {
     /// How the clocks were aligned, in words.
-    pub method: &'static str,
+    pub fn describe(self) -> &'static str {
+        match self {
+            Alignment::OneClock => "one host, one CLOCK_MONOTONIC: no shift",
+            Alignment::MeasuredOffsets => "each host shifted by its clock's offset, measured at start-up",
+            Alignment::StartUpExchange => "each host shifted to line its start-up exchange up",
+        }
+    }
+
+    /// What the residual skew is, in words.
+    pub fn skew_is(self) -> &'static str {
+        match self {
+            Alignment::OneClock => "one clock",
+            Alignment::MeasuredOffsets => "the offsets' error bounds: half the round trip each was measured over",
+            Alignment::StartUpExchange => "how far apart one host's processes left the start-up exchange",
+        }
+    }
 }
 
 /// Merges the traces at `paths` (each written by one process).
@@ -60,7 +95,7 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
         })
         .collect();
     // By file: the shift of its events (microseconds).
-    let (file_shifts, skew_us, method): (Vec<f64>, f64, &'static str) = match measured {
+    let (file_shifts, skew_us, alignment): (Vec<f64>, f64, Alignment) = match measured {
         Some(measured) if per_host.len() > 1 => {
             // Each file by its own offset (two nodes with one host name keep theirs).
             let base = measured[0].1;
@@ -75,14 +110,12 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
             let mut bounds: Vec<f64> = worst.into_values().collect();
             bounds.sort_by(|a, b| b.total_cmp(a));
             let skew = bounds.iter().take(2).sum();
-            (shifts, skew, "each host shifted by its clock's offset, measured at start-up")
+            (shifts, skew, Alignment::MeasuredOffsets)
         }
-        _ if per_host.len() > 1 => (
-            traces.iter().map(|t| first - reference[&host(t)]).collect(),
-            spread,
-            "each host shifted to line its start-up exchange up",
-        ),
-        _ => (vec![0.0; traces.len()], spread, "one host, one CLOCK_MONOTONIC: no shift"),
+        _ if per_host.len() > 1 => {
+            (traces.iter().map(|t| first - reference[&host(t)]).collect(), spread, Alignment::StartUpExchange)
+        }
+        _ => (vec![0.0; traces.len()], 0.0, Alignment::OneClock),
     };
     // By host, for the summary: its first file's shift.
     let mut shifts: BTreeMap<String, f64> = BTreeMap::new();
@@ -115,11 +148,11 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
             "clock": "CLOCK_MONOTONIC of the first file's host",
             "host_shifts_us": shifts,
             "skew_us": skew_us,
-            "alignment": method,
+            "alignment": alignment.describe(),
             "files": files,
         },
     });
-    Ok(Merged { trace: Trace::from_json(doc)?, shifts, skew_us, method })
+    Ok(Merged { trace: Trace::from_json(doc)?, shifts, skew_us, alignment })
 }
 
 impl Merged {
