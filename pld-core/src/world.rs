@@ -303,6 +303,13 @@ impl Drop for World {
         for worker in self.workers.drain(..) {
             let _ = worker.join();
         }
+        // Across hosts the clocks are measured again (every process, traced or not: a step of
+        // the whole job), so that a trace follows their drift.
+        if let Some(measure) = self.shared.fabric.measure_clock
+            && let Some(offset) = measure()
+        {
+            self.shared.tracer.clock_at_end(offset);
+        }
         // Every rank's events are handed over by now (a host hands its own over when it ends).
         if let Err(error) = self.shared.tracer.write() {
             eprintln!("pld: {error}");

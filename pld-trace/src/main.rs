@@ -64,8 +64,15 @@ fn main() -> Result<()> {
                 merged.trace.events.len(),
                 if hosts == 1 {
                     merged.alignment.describe().to_owned()
-                } else {
+                } else if merged.drift_us.is_empty() {
                     format!("{}: {:?} us", merged.alignment.describe(), merged.shifts)
+                } else {
+                    format!(
+                        "{}: {:?} us, and measured again at the end: drifted {:?} us over the run",
+                        merged.alignment.describe(),
+                        merged.shifts,
+                        merged.drift_us
+                    )
                 },
                 merged.skew_us,
                 merged.alignment.skew_is()

@@ -3,8 +3,11 @@
 //! host's clock has another origin: where the job spanned hosts, pld measured each host's
 //! clock against rank 0's at start-up (`clock_offset_ns`: the fastest of 32 round trips between
 //! the host's first rank and rank 0, NTP's estimate, right to within half that round trip,
-//! `clock_offset_error_ns`), and each host's events move by that offset; the residual skew is
-//! the two largest of those bounds added (two hosts were each measured against rank 0's). Files without it (an older pld) are aligned on their
+//! `clock_offset_error_ns`), and each host's events move by that offset onto rank 0's clock;
+//! where the world ended normally it was measured again then (`clock_offset_end_ns`), and the
+//! shift follows the line between the two, so that clocks drifting apart over a long run stay
+//! aligned. The residual skew is the two largest of those bounds added (two hosts were each
+//! measured against rank 0's). Files without it (an older pld) are aligned on their
 //! `sync_ns` instead (when each process left the launcher's start-up exchange, a barrier every
 //! process leaves together), with the residual skew how far apart one host's processes left it.
 
@@ -20,8 +23,12 @@ use crate::Trace;
 pub struct Merged {
     /// The events of every file, shifted where needed.
     pub trace: Trace,
-    /// Hosts seen, each with the shift applied to its events (microseconds).
+    /// Hosts seen, each with the shift applied to its events (microseconds; when the world
+    /// started, where the clocks were measured).
     pub shifts: BTreeMap<String, f64>,
+    /// Hosts whose clock was measured again when the world ended, with how far it drifted from
+    /// rank 0's over the run (microseconds; the shift grows by as much along the run).
+    pub drift_us: BTreeMap<String, f64>,
     /// The skew left between hosts (microseconds): 0 for one host; with measured offsets, the
     /// two largest error bounds of distinct hosts added (each host was measured against rank
     /// 0's, whose own is 0); aligned on `sync_ns`, the largest spread of it among one host's
@@ -65,6 +72,27 @@ impl Alignment {
     }
 }
 
+/// How one file's events move onto the merged clock: by `shift_us` at `at_us` of the file's
+/// own clock, and by `drift` more for every microsecond after it (the offset measured when the
+/// world ended, against the one when it started).
+#[derive(Clone, Copy, Debug)]
+struct Shift {
+    at_us: f64,
+    shift_us: f64,
+    drift: f64,
+}
+
+impl Shift {
+    fn constant(shift_us: f64) -> Shift {
+        Shift { at_us: 0.0, shift_us, drift: 0.0 }
+    }
+
+    /// The shift at `ts` of the file's clock.
+    fn at(self, ts: f64) -> f64 {
+        self.shift_us + self.drift * (ts - self.at_us)
+    }
+}
+
 /// Merges the traces at `paths` (each written by one process).
 pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
     if paths.is_empty() {
@@ -85,21 +113,29 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
         .values()
         .map(|s| s.iter().cloned().fold(f64::MIN, f64::max) - s.iter().cloned().fold(f64::MAX, f64::min))
         .fold(0.0, f64::max);
-    // The offsets pld measured, where every file has one (each host's files carry the same).
-    let measured: Option<Vec<(String, f64, f64)>> = traces
+    // The offsets pld measured, where every file has one: when the world started and, where the
+    // world ended normally, again then (each host's files carry the same).
+    let measured: Option<Vec<(String, Shift, f64)>> = traces
         .iter()
         .map(|t| {
-            let offset = t.other.get("clock_offset_ns")?.as_i64()? as f64 / 1e3;
-            let error = t.other.get("clock_offset_error_ns")?.as_u64()? as f64 / 1e3;
-            Some((host(t), offset, error))
+            let at = |key: &str| t.other.get(key).and_then(Value::as_u64).map(|ns| ns as f64 / 1e3);
+            let offset = |key: &str| t.other.get(key).and_then(Value::as_i64).map(|ns| ns as f64 / 1e3);
+            let start = (at("clock_offset_at_ns").unwrap_or(0.0), offset("clock_offset_ns")?);
+            let mut error = at("clock_offset_error_ns")?;
+            let mut shift = Shift { at_us: start.0, shift_us: start.1, drift: 0.0 };
+            if let (Some(end_at), Some(end), Some(end_error)) =
+                (at("clock_offset_end_at_ns"), offset("clock_offset_end_ns"), at("clock_offset_end_error_ns"))
+                && end_at > start.0
+            {
+                shift.drift = (end - start.1) / (end_at - start.0);
+                error = error.max(end_error);
+            }
+            Some((host(t), shift, error))
         })
         .collect();
-    // By file: the shift of its events (microseconds).
-    let (file_shifts, skew_us, alignment): (Vec<f64>, f64, Alignment) = match measured {
+    // By file: how its events move (microseconds), onto rank 0's clock where it was measured.
+    let (file_shifts, skew_us, alignment): (Vec<Shift>, f64, Alignment) = match measured {
         Some(measured) if per_host.len() > 1 => {
-            // Each file by its own offset (two nodes with one host name keep theirs).
-            let base = measured[0].1;
-            let shifts = measured.iter().map(|(_, offset, _)| offset - base).collect();
             // Two hosts were each measured against rank 0's: between them the error can add
             // up (rank 0's own host has none), so the two largest bounds of distinct hosts.
             let mut worst: BTreeMap<&str, f64> = BTreeMap::new();
@@ -110,21 +146,30 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
             let mut bounds: Vec<f64> = worst.into_values().collect();
             bounds.sort_by(|a, b| b.total_cmp(a));
             let skew = bounds.iter().take(2).sum();
-            (shifts, skew, Alignment::MeasuredOffsets)
+            (measured.into_iter().map(|(_, shift, _)| shift).collect(), skew, Alignment::MeasuredOffsets)
         }
-        _ if per_host.len() > 1 => {
-            (traces.iter().map(|t| first - reference[&host(t)]).collect(), spread, Alignment::StartUpExchange)
-        }
-        _ => (vec![0.0; traces.len()], 0.0, Alignment::OneClock),
+        _ if per_host.len() > 1 => (
+            traces.iter().map(|t| Shift::constant(first - reference[&host(t)])).collect(),
+            spread,
+            Alignment::StartUpExchange,
+        ),
+        _ => (vec![Shift::constant(0.0); traces.len()], 0.0, Alignment::OneClock),
     };
-    // By host, for the summary: its first file's shift.
+    // By host, for the summary: its first file's shift when the world started, and how far its
+    // clock drifted from rank 0's by the end.
     let mut shifts: BTreeMap<String, f64> = BTreeMap::new();
+    let mut drift_us: BTreeMap<String, f64> = BTreeMap::new();
     for (t, shift) in traces.iter().zip(&file_shifts) {
-        shifts.entry(host(t)).or_insert(*shift);
+        shifts.entry(host(t)).or_insert(shift.shift_us);
+        let run = t.events.iter().map(|e| e.ts + e.dur).fold(shift.at_us, f64::max) - shift.at_us;
+        if shift.drift != 0.0 {
+            // To the nanosecond, the offsets' own resolution.
+            drift_us.entry(host(t)).or_insert((shift.drift * run * 1e3).round() / 1e3);
+        }
     }
     let mut raw = Vec::new();
     let mut seen_meta = std::collections::HashSet::new();
-    for (t, &shift) in traces.iter().zip(&file_shifts) {
+    for (t, shift) in traces.iter().zip(&file_shifts) {
         for e in &t.raw {
             let mut e = e.clone();
             if e["ph"] == "M" {
@@ -132,7 +177,7 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
                     continue;
                 }
             } else if let Some(ts) = e["ts"].as_f64() {
-                e["ts"] = json!(ts + shift);
+                e["ts"] = json!(ts + shift.at(ts));
             }
             raw.push(e);
         }
@@ -145,14 +190,19 @@ pub fn merge(paths: &[impl AsRef<Path>]) -> Result<Merged> {
         "otherData": {
             "writer": "pld-trace merge",
             "nranks": nranks,
-            "clock": "CLOCK_MONOTONIC of the first file's host",
+            "clock": if alignment == Alignment::MeasuredOffsets {
+                "CLOCK_MONOTONIC of rank 0's host"
+            } else {
+                "CLOCK_MONOTONIC of the first file's host"
+            },
             "host_shifts_us": shifts,
+            "host_drift_us": drift_us,
             "skew_us": skew_us,
             "alignment": alignment.describe(),
             "files": files,
         },
     });
-    Ok(Merged { trace: Trace::from_json(doc)?, shifts, skew_us, alignment })
+    Ok(Merged { trace: Trace::from_json(doc)?, shifts, drift_us, skew_us, alignment })
 }
 
 impl Merged {
@@ -232,6 +282,21 @@ mod tests {
         let merged = merge(&[&paths[0], &paths[1], &paths[2], &c]).unwrap();
         assert_eq!(merged.skew_us, 17.0);
         assert_eq!(merged.trace.events.iter().map(|e| e.ts).collect::<Vec<_>>(), [2000.0, 2010.0, 2000.0, 2010.0]);
+        // Measured again when the world ended, 10 ms of b's clock later, 10 us further: b's
+        // clock runs 1 us a millisecond fast, and an event 5 ms in moves by half of that more.
+        let drifting = |path: &std::path::PathBuf| {
+            let mut doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+            doc["otherData"]["clock_offset_at_ns"] = json!(497_000_000u64);
+            doc["otherData"]["clock_offset_end_at_ns"] = json!(507_000_000u64);
+            doc["otherData"]["clock_offset_end_ns"] = json!(-499_990_000i64);
+            doc["otherData"]["clock_offset_end_error_ns"] = json!(20_000u64);
+            std::fs::write(path, doc.to_string()).unwrap();
+        };
+        drifting(&paths[2]);
+        let merged = merge(&paths).unwrap();
+        assert_eq!(merged.trace.events.iter().map(|e| e.ts).collect::<Vec<_>>(), [2000.0, 2010.0, 2005.0]);
+        assert_eq!(merged.skew_us, 20.0);
+        assert_eq!(merged.drift_us["b"], 5.001);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

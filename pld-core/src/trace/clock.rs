@@ -11,11 +11,26 @@ pub(crate) struct ClockSync {
     /// `CLOCK_MONOTONIC` ns when this process left the launcher's last start-up exchange (every
     /// process leaves it together: traces of one host are aligned on it).
     pub(crate) sync_ns: u64,
-    /// Where the job spans hosts: the nanoseconds to add to this process's `CLOCK_MONOTONIC` to
-    /// read rank 0's, and the bound on that offset's error (half the round trip it was
-    /// measured over); 0 and 0 on rank 0's host, whose processes share its clock.
-    pub(crate) offset: Option<(i64, u64)>,
+    /// Where the job spans hosts: this process's clock against rank 0's when the world started.
+    pub(crate) offset: Option<ClockOffset>,
 }
+
+/// This process's clock against rank 0's, measured at one moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ClockOffset {
+    /// This process's `CLOCK_MONOTONIC` ns when it was measured.
+    pub(crate) at_ns: u64,
+    /// The nanoseconds to add to this process's clock to read rank 0's (0 on rank 0's host,
+    /// whose processes share its clock).
+    pub(crate) offset_ns: i64,
+    /// The bound on that offset's error: half the round trip it was measured over.
+    pub(crate) error_ns: u64,
+}
+
+/// Measures this process's clock against rank 0's again (a collective step of every process
+/// of a job spanning hosts, made when the world ends, so that a trace can follow the clocks'
+/// drift); `None` where the job has one host.
+pub(crate) type MeasureClock = fn() -> Option<ClockOffset>;
 
 impl ClockSync {
     /// One host's (or one process's) clock, read now.

@@ -111,6 +111,9 @@ pub(crate) struct Tracer {
     /// When this process left the launcher's start-up exchange, and its clock's offset to
     /// rank 0's where the job spans hosts.
     pub(crate) clock: clock::ClockSync,
+    /// The clock's offset measured again when the world ended (across hosts), so that a merge
+    /// can follow the clocks' drift over the run.
+    clock_at_end: Mutex<Option<clock::ClockOffset>>,
     /// By rank: the events handed over, and the labels they index.
     events: Box<[Mutex<Kept>]>,
     /// Calls kept per rank (at least: whole chunks are dropped, once the rest hold as many).
@@ -172,6 +175,7 @@ impl Tracer {
             on_error,
             start: Anchor::now(),
             clock,
+            clock_at_end: Mutex::new(None),
             events,
             keep,
             labels: (0..nranks).map(|_| Mutex::default()).collect(),
@@ -258,6 +262,11 @@ impl Tracer {
         let end = clock::ticks();
         let event = HostEvent { name: name.into(), host, start, end };
         self.host_events.lock().unwrap_or_else(|p| p.into_inner()).push(event);
+    }
+
+    /// Keeps the clock's offset measured when the world ended, for the file written next.
+    pub(crate) fn clock_at_end(&self, offset: clock::ClockOffset) {
+        *self.clock_at_end.lock().unwrap_or_else(|p| p.into_inner()) = Some(offset);
     }
 
     /// Writes the trace (when the world ends): every event, in start order per track, one at a
@@ -408,9 +417,15 @@ impl Tracer {
             "clock": "CLOCK_MONOTONIC",
             "sync_ns": self.clock.sync_ns,
         });
-        if let Some((offset, error)) = self.clock.offset {
-            other["clock_offset_ns"] = json!(offset);
-            other["clock_offset_error_ns"] = json!(error);
+        if let Some(start) = self.clock.offset {
+            other["clock_offset_ns"] = json!(start.offset_ns);
+            other["clock_offset_error_ns"] = json!(start.error_ns);
+            other["clock_offset_at_ns"] = json!(start.at_ns);
+        }
+        if let Some(end) = *self.clock_at_end.lock().unwrap_or_else(|p| p.into_inner()) {
+            other["clock_offset_end_ns"] = json!(end.offset_ns);
+            other["clock_offset_end_error_ns"] = json!(end.error_ns);
+            other["clock_offset_end_at_ns"] = json!(end.at_ns);
         }
         if let Some(dropped) = dropped {
             other["dropped_calls"] = json!(dropped);

@@ -28,5 +28,6 @@ pub(crate) fn fabric(nranks: usize, heap: SymmetricHeap) -> Fabric {
         lost_peer: None,
         network: None,
         clock: crate::trace::clock::ClockSync::now(),
+        measure_clock: None,
     }
 }

@@ -57,6 +57,8 @@ pub(crate) struct Fabric {
     /// This process's clock in the job: when it left the launcher's last start-up exchange,
     /// and across hosts its offset to rank 0's (traces of several processes are aligned on it).
     pub(crate) clock: crate::trace::clock::ClockSync,
+    /// Measures the clock's offset again when the world ends, where the job spans hosts.
+    pub(crate) measure_clock: Option<crate::trace::clock::MeasureClock>,
 }
 
 impl Fabric {

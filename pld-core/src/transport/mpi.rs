@@ -245,7 +245,8 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
     let sync_ns = crate::trace::clock::monotonic_ns();
     // Across hosts each has a clock of its own: traces are put on rank 0's.
     let offset = if nodes.count > 1 {
-        Some(clock_offset_to_rank_0(rank as usize, &nodes, node, settings.timeout)?)
+        let _ = CLOCK_NODE_COMM.set(NodeComm(node));
+        Some(clock_offset_to_rank_0(rank as usize, &nodes, node, Some(settings.timeout))?)
     } else {
         None
     };
@@ -309,6 +310,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         lost_peer: Some(lost_peer),
         network,
         clock,
+        measure_clock: Some(measure_clock_again),
     };
     Ok((fabric, settings))
 }
@@ -316,13 +318,39 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
 /// Round trips each node's first rank makes to rank 0 to measure its clock.
 const CLOCK_ROUND_TRIPS: usize = 32;
 
+/// The node communicator the clock is measured over, for the measurement when the world ends.
+static CLOCK_NODE_COMM: std::sync::OnceLock<NodeComm> = std::sync::OnceLock::new();
+
+/// A communicator handle any thread may use.
+struct NodeComm(ffi::MPI_Comm);
+
+// SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE; a communicator handle is a plain value
+// any thread may pass to MPI.
+unsafe impl Send for NodeComm {}
+// SAFETY: as above.
+unsafe impl Sync for NodeComm {}
+
+/// [`clock_offset_to_rank_0`] again when the world ends (every process drops its world, and
+/// waits there as at the barrier that follows: no deadline, a process may end long after the
+/// others); `None` for a job on one host, or where it fails.
+fn measure_clock_again() -> Option<crate::trace::clock::ClockOffset> {
+    let nodes = NODES.get().filter(|n| n.count > 1)?;
+    let node = CLOCK_NODE_COMM.get()?;
+    clock_offset_to_rank_0(nodes.rank, nodes, node.0, None).ok()
+}
+
 /// This process's clock against rank 0's, where the job spans hosts: each node's first rank
 /// sends rank 0 its time [`CLOCK_ROUND_TRIPS`] times and rank 0 answers each with its own; the
 /// fastest round trip gives the offset (rank 0's time against the round trip's midpoint, as NTP
 /// estimates it), right to within half that round trip, which is the error bound given. The
 /// node's first rank then tells the node's other ranks, which share its clock. Rank 0's node
-/// gets 0 and 0. Bounded by the deadline like every start-up exchange.
-fn clock_offset_to_rank_0(rank: usize, nodes: &Nodes, node: ffi::MPI_Comm, timeout: Duration) -> Result<(i64, u64)> {
+/// gets 0 and 0. Bounded by `timeout` where given, like every start-up exchange.
+fn clock_offset_to_rank_0(
+    rank: usize,
+    nodes: &Nodes,
+    node: ffi::MPI_Comm,
+    timeout: Option<Duration>,
+) -> Result<crate::trace::clock::ClockOffset> {
     /// A tag of its own (under 32767, the least upper bound MPI promises), so that no other
     /// message on the world communicator is taken for one of these.
     const TAG: c_int = 7411;
@@ -331,8 +359,9 @@ fn clock_offset_to_rank_0(rank: usize, nodes: &Nodes, node: ffi::MPI_Comm, timeo
     let mut leaders: Vec<usize> = nodes.node_of.iter().map(|(leader, _)| *leader).collect();
     leaders.sort_unstable();
     leaders.dedup();
-    let _armed = Watchdog::arm(rank, timeout, "measuring each host's clock against rank 0's");
-    let mut measured = [0u64; 2];
+    let _armed = timeout.map(|timeout| Watchdog::arm(rank, timeout, "measuring each host's clock against rank 0's"));
+    // The offset, its error bound, and when (the fastest round trip's midpoint, the leader's clock).
+    let mut measured = [0u64, 0, now()];
     let word = |value: &mut u64| (value as *mut u64).cast::<c_void>();
     // SAFETY: point-to-point calls of one u64 each on the world communicator, every send
     // matched by the peer's receive of the same tag in the same order; buffers are locals.
@@ -361,7 +390,7 @@ fn clock_offset_to_rank_0(rank: usize, nodes: &Nodes, node: ffi::MPI_Comm, timeo
                 }
             }
         } else if rank == leader_of(rank) {
-            let mut best = (u64::MAX, 0i64);
+            let mut best = (u64::MAX, 0i64, 0u64);
             for _ in 0..CLOCK_ROUND_TRIPS {
                 let mut sent = now();
                 check("MPI_Send", ffi::MPI_Send(word(&mut sent), 1, ffi::RSMPI_UINT64_T, 0, TAG, world()))?;
@@ -374,10 +403,10 @@ fn clock_offset_to_rank_0(rank: usize, nodes: &Nodes, node: ffi::MPI_Comm, timeo
                 let round_trip = back.saturating_sub(sent);
                 if round_trip < best.0 {
                     let midpoint = sent + round_trip / 2;
-                    best = (round_trip, theirs as i64 - midpoint as i64);
+                    best = (round_trip, theirs as i64 - midpoint as i64, midpoint);
                 }
             }
-            measured = [best.1 as u64, best.0 / 2];
+            measured = [best.1 as u64, best.0 / 2, best.2];
         }
         // The node's first rank is rank 0 of `node` (ordered by world rank). The others wait
         // for it asleep between tests: a wait inside MPI polls without a pause, and where the
@@ -387,7 +416,7 @@ fn clock_offset_to_rank_0(rank: usize, nodes: &Nodes, node: ffi::MPI_Comm, timeo
         let mut request = ffi::RSMPI_REQUEST_NULL;
         check(
             "MPI_Ibcast",
-            ffi::MPI_Ibcast(measured.as_mut_ptr().cast(), 2, ffi::RSMPI_UINT64_T, 0, node, &mut request),
+            ffi::MPI_Ibcast(measured.as_mut_ptr().cast(), 3, ffi::RSMPI_UINT64_T, 0, node, &mut request),
         )?;
         loop {
             let mut done = 0;
@@ -398,7 +427,7 @@ fn clock_offset_to_rank_0(rank: usize, nodes: &Nodes, node: ffi::MPI_Comm, timeo
             std::thread::sleep(Duration::from_micros(50));
         }
     }
-    Ok((measured[0] as i64, measured[1]))
+    Ok(crate::trace::clock::ClockOffset { offset_ns: measured[0] as i64, error_ns: measured[1], at_ns: measured[2] })
 }
 
 /// MPI's collectives between nodes: over `column` (this rank's index on every node) and `node`
