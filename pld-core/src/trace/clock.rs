@@ -29,7 +29,7 @@ pub(crate) struct ClockOffset {
 
 /// Measures this process's clock against rank 0's again (a collective step of every process
 /// of a job spanning hosts, made when the world ends, so that a trace can follow the clocks'
-/// drift); `None` where the job has one host.
+/// drift); `None` where it failed.
 pub(crate) type MeasureClock = fn() -> Option<ClockOffset>;
 
 impl ClockSync {

@@ -170,7 +170,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
             // naming the peer, rather than MPI's own abort without one.
             check("MPI_Win_set_errhandler", ffi::MPI_Win_set_errhandler(state.win, ffi::RSMPI_ERRORS_RETURN))?;
             check("MPI_Win_lock_all", ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, state.win))?;
-            *PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner()) = Some(ProbeWindow(state.win));
+            *PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner()) = Some(Handle(state.win));
             bases[rank as usize] = base;
             control = state._control_local.as_ptr().cast::<i32>().cast_mut();
         } else {
@@ -209,7 +209,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
                 )?;
                 check("MPI_Win_set_errhandler", ffi::MPI_Win_set_errhandler(state.win, ffi::RSMPI_ERRORS_RETURN))?;
                 check("MPI_Win_lock_all", ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, state.win))?;
-                *PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner()) = Some(ProbeWindow(state.win));
+                *PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner()) = Some(Handle(state.win));
             } else {
                 state.win = shared;
             }
@@ -245,7 +245,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
     let sync_ns = crate::trace::clock::monotonic_ns();
     // Across hosts each has a clock of its own: traces are put on rank 0's.
     let offset = if nodes.count > 1 {
-        let _ = CLOCK_NODE_COMM.set(NodeComm(node));
+        let _ = CLOCK_NODE_COMM.set(Handle(node));
         Some(clock_offset_to_rank_0(rank as usize, &nodes, node, Some(settings.timeout))?)
     } else {
         None
@@ -310,7 +310,7 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
         lost_peer: Some(lost_peer),
         network,
         clock,
-        measure_clock: Some(measure_clock_again),
+        measure_clock: offset.is_some().then_some(measure_clock_again as crate::trace::clock::MeasureClock),
     };
     Ok((fabric, settings))
 }
@@ -318,24 +318,15 @@ pub(crate) fn fabric(builder: &WorldBuilder) -> Result<(Fabric, Settings)> {
 /// Round trips each node's first rank makes to rank 0 to measure its clock.
 const CLOCK_ROUND_TRIPS: usize = 32;
 
-/// The node communicator the clock is measured over, for the measurement when the world ends.
-static CLOCK_NODE_COMM: std::sync::OnceLock<NodeComm> = std::sync::OnceLock::new();
+/// The node communicator the clock is measured over, for the measurement when the world ends
+/// (set where the job spans hosts).
+static CLOCK_NODE_COMM: std::sync::OnceLock<Handle<ffi::MPI_Comm>> = std::sync::OnceLock::new();
 
-/// A communicator handle any thread may use.
-struct NodeComm(ffi::MPI_Comm);
-
-// SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE; a communicator handle is a plain value
-// any thread may pass to MPI.
-unsafe impl Send for NodeComm {}
-// SAFETY: as above.
-unsafe impl Sync for NodeComm {}
-
-/// [`clock_offset_to_rank_0`] again when the world ends (every process drops its world, and
-/// waits there as at the barrier that follows: no deadline, a process may end long after the
-/// others); `None` for a job on one host, or where it fails.
+/// [`clock_offset_to_rank_0`] again when the world ends, for a job spanning hosts (every
+/// process drops its world, and waits there as at the barrier that follows: no deadline, a
+/// process may end long after the others); `None` where it fails.
 fn measure_clock_again() -> Option<crate::trace::clock::ClockOffset> {
-    let nodes = NODES.get().filter(|n| n.count > 1)?;
-    let node = CLOCK_NODE_COMM.get()?;
+    let (nodes, node) = (NODES.get()?, CLOCK_NODE_COMM.get()?);
     clock_offset_to_rank_0(nodes.rank, nodes, node.0, None).ok()
 }
 
@@ -1057,14 +1048,16 @@ fn transfer_failed(peer: i32, what: &str, code: c_int) -> i32 {
 }
 
 /// The RMA window while it lives (set at creation, cleared before it is freed), for probes.
-static PROBE_WINDOW: Mutex<Option<ProbeWindow>> = Mutex::new(None);
+static PROBE_WINDOW: Mutex<Option<Handle<ffi::MPI_Win>>> = Mutex::new(None);
 
-/// A window handle probes may use from any thread.
-struct ProbeWindow(ffi::MPI_Win);
+/// An MPI handle (a window, a communicator) kept in a static for any thread to use.
+struct Handle<T>(T);
 
-// SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE; a window handle is a plain value any
-// thread may pass to MPI.
-unsafe impl Send for ProbeWindow {}
+// SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE; its handles are plain values any thread
+// may pass to MPI.
+unsafe impl<T> Send for Handle<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for Handle<T> {}
 
 /// How long a probe waits for a peer's answer: a peer that is alive answers a 4-byte Get in
 /// microseconds, even over TCP; one that sends nothing back in this time is taken for lost.
@@ -1079,7 +1072,7 @@ static PROBE_WORD: AtomicI32 = AtomicI32::new(0);
 /// reset) or never completes it; either is noted as a failed transfer. Returns whether it did.
 fn probe(peer: usize) -> bool {
     let window = PROBE_WINDOW.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(ProbeWindow(win)) = *window else { return false };
+    let Some(Handle(win)) = *window else { return false };
     // SAFETY: a Get of 4 bytes at offset 0 (inside every window) into a static, inside the
     // lock_all epoch of a live window (the lock keeps `Drop` from freeing it meanwhile); the
     // request is tested, never waited on, so a peer that never answers cannot hold this thread.
