@@ -391,9 +391,11 @@ impl<'w> Host<'w> {
 
     /// [`Host::submit`] without queueing the collected sends and receives first.
     fn submit_now(&self, rank: usize, call: &Label, seq: u64, signal: Option<SignalCells>, work: Work) -> bool {
-        if let Some(mut state) = self.inline_state(rank) {
+        if let Some(mut state) = self.inline_state(rank)
+            && let Some(state) = state.as_mut()
+        {
             let counted = self.world.shared().tuning.adaptive;
-            self.counted_while(&mut state, counted, |state, shared| {
+            self.counted_while(state, counted, |state, shared| {
                 state.run(Task { call: call.clone(), seq, signal, job: Job::Work(work) }, shared)
             });
             return false;
@@ -418,7 +420,9 @@ impl<'w> Host<'w> {
     ) -> bool {
         self.flush_p2p();
         let shared = self.world.shared();
-        if let Some(mut state) = self.inline_state(rank) {
+        if let Some(mut state) = self.inline_state(rank)
+            && let Some(state) = state.as_mut()
+        {
             // Busy while it runs, as a queued task is (see `Shared::busy`); except a collective
             // of every rank of the world, which no other call runs beside and which is crowded
             // by its own size: the count is one cache line every rank updates twice a call, and
@@ -426,9 +430,7 @@ impl<'w> Host<'w> {
             let counted = shared.tuning.adaptive && kernel.comm.comm().size() != shared.world.size();
             // A collective's arguments stay borrowed: copying them into a task cost more than a
             // small collective's transfer.
-            self.counted_while(&mut state, counted, |state, shared| {
-                state.run_kernel_now(call, seq, signal, kernel, shared)
-            });
+            self.counted_while(state, counted, |state, shared| state.run_kernel_now(call, seq, signal, kernel, shared));
             return false;
         }
         self.world.enqueue(rank, Task { call: call.clone(), seq, signal, job: Job::Kernel(kernel.to_owned()) });
@@ -437,15 +439,28 @@ impl<'w> Host<'w> {
 
     /// The state of `rank` when this host runs the rank's calls itself, right now: it drives
     /// that rank alone, runs calls itself and nothing is queued on the rank (see
-    /// [`WorldBuilder::inline`](crate::WorldBuilder::inline)).
+    /// [`WorldBuilder::inline`](crate::WorldBuilder::inline)); made on first use, so the
+    /// `Option` is always `Some`. (Not a `RefMut::map` to the state: that was a call out of
+    /// line per call, as was the drained check of a range of one rank; together some 40
+    /// instructions of a small call.)
     #[inline(always)]
-    fn inline_state(&self, rank: usize) -> Option<std::cell::RefMut<'_, RankState>> {
+    fn inline_state(&self, rank: usize) -> Option<std::cell::RefMut<'_, Option<RankState>>> {
         let shared = self.world.shared();
-        if !(shared.settings.inline && self.ranks.len() == 1 && shared.drained(rank..rank + 1)) {
+        if !(shared.settings.inline && self.ranks.len() == 1 && shared.ranks[rank].drained()) {
             return None;
         }
-        let state = self.inline.borrow_mut();
-        Some(std::cell::RefMut::map(state, |state| state.get_or_insert_with(|| RankState::new(rank, shared))))
+        let mut state = self.inline.borrow_mut();
+        if state.is_none() {
+            *state = Some(Self::new_inline_state(rank, shared));
+        }
+        Some(state)
+    }
+
+    /// A rank's state for this host to run its calls itself, made once.
+    #[cold]
+    #[inline(never)]
+    fn new_inline_state(rank: usize, shared: &Arc<crate::shared::Shared>) -> RankState {
+        RankState::new(rank, shared)
     }
 
     /// Runs `work` on this host's inline rank with `state.counted` set, counted busy meanwhile
