@@ -55,12 +55,18 @@ pub struct Host<'w> {
     /// The failure this host's work met: every later call returns it until the host is
     /// dropped (a world-wide reset clears the ranks, not what this host's program saw).
     failed: RefCell<Option<Error>>,
+    /// Whether `failed` holds an error: every call asks, and a `Cell` is read without the
+    /// borrow's check and count.
+    failed_now: Cell<bool>,
     /// The groups' communicators this host's calls ran in, kept until its work is done (their
     /// calls address them directly).
     comms: RefCell<Vec<Arc<Comm>>>,
     /// Sends and receives called since this host last queued anything else: queued together,
     /// one batch per rank, before its next other call, read or sync (see `collective::p2p`).
     p2p: RefCell<crate::collective::Collected>,
+    /// Whether `p2p` may hold sends or receives (set where they are collected, cleared where
+    /// they are queued): every other call asks.
+    p2p_pending: Cell<bool>,
     /// The labels traces show of this host's calls, by call site (and group), operands, size
     /// and algorithm (see `Host::traced_label`).
     pub(crate) traced: RefCell<Vec<crate::collective::TracedBySite>>,
@@ -83,7 +89,9 @@ impl<'w> Host<'w> {
             auto_names: Cell::new(0),
             inline: RefCell::new(None),
             failed: RefCell::new(None),
+            failed_now: Cell::new(false),
             p2p: RefCell::new(crate::collective::Collected::default()),
+            p2p_pending: Cell::new(false),
             traced: RefCell::new(Vec::new()),
             sites: RefCell::new(crate::collective::SitePlans::default()),
             _single_thread: PhantomData,
@@ -139,6 +147,9 @@ impl<'w> Host<'w> {
     /// The failure this host's work met, if any: once one did, every call returns it.
     #[inline]
     pub(crate) fn check_healthy(&self) -> Result<()> {
+        if !self.failed_now.get() {
+            return Ok(());
+        }
         match &*self.failed.borrow() {
             Some(error) => Err(Self::failed_again(error)),
             None => Ok(()),
@@ -148,7 +159,7 @@ impl<'w> Host<'w> {
     /// Whether this host's work met a failure (see [`Host::check_healthy`]).
     #[inline]
     pub(crate) fn has_failed(&self) -> bool {
-        self.failed.borrow().is_some()
+        self.failed_now.get()
     }
 
     /// The error a failed host gives every later call (apart: the healthy path is inline).
@@ -486,13 +497,14 @@ impl<'w> Host<'w> {
     /// The sends and receives collected, not yet queued: queued as a batch before this host's
     /// next other work.
     pub(crate) fn collected_p2p(&self) -> std::cell::RefMut<'_, crate::collective::Collected> {
+        self.p2p_pending.set(true);
         self.p2p.borrow_mut()
     }
 
     /// Queues the sends and receives collected so far (the check inline: every call makes it).
     #[inline]
     fn flush_p2p(&self) {
-        if !self.p2p.borrow().is_empty() {
+        if self.p2p_pending.get() {
             self.queue_collected_p2p();
         }
     }
@@ -501,6 +513,7 @@ impl<'w> Host<'w> {
     #[cold]
     #[inline(never)]
     fn queue_collected_p2p(&self) {
+        self.p2p_pending.set(false);
         let batch = self.p2p.borrow_mut().take();
         if !batch.is_empty() {
             self.queue_p2p(batch);
@@ -568,6 +581,7 @@ impl<'w> Host<'w> {
         self.release_in_flight();
         if let Err(error) = &outcome {
             *self.failed.borrow_mut() = Some(error.clone());
+            self.failed_now.set(true);
         }
         outcome
     }
@@ -583,6 +597,7 @@ impl Drop for Host<'_> {
         // Outcomes not collected by `sync`/`finish` are dropped with the scope (a failed
         // host's queues still drain before its windows go).
         self.failed.borrow_mut().take();
+        self.failed_now.set(false);
         let _ = self.sync();
         let owned = std::mem::take(&mut *self.owned.borrow_mut());
         if self.world.shared().aborted() {

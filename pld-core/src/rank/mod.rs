@@ -53,7 +53,21 @@ pub(crate) struct RankState {
     /// What a failed kernel wrote of its failure: zero between calls (read and reset only
     /// after a failure, so a call that succeeds neither clears nor copies it).
     diag: Diag,
+    /// The context of this rank's calls in the world, but for each call's own fields.
+    world_ctx: WorldCtx,
 }
+
+/// A kernel context for the world's communicator, all but the fields each call sets
+/// ([`RankState::invoke`]): made once, copied per call (built field by field, the context was
+/// some 40 instructions of a small call, with two conversions from 64 and 128 bits).
+#[derive(Clone, Copy)]
+struct WorldCtx(Ctx);
+
+// SAFETY: its pointers point into the world (`Shared`: the windows, the world's communicator,
+// the rank's watch), which the rank's state holds as long as it lives and which is itself Send
+// and Sync; the fields that would point into the state (its scratch and diagnosis) are null
+// here and set per call.
+unsafe impl Send for WorldCtx {}
 
 impl Drop for RankState {
     fn drop(&mut self) {
@@ -79,6 +93,7 @@ impl RankState {
             label_ids: LabelIds::default(),
             counted: shared.tuning.adaptive,
             diag: Diag::default(),
+            world_ctx: WorldCtx(fixed_ctx(shared, rank, &shared.world, rank)),
         }
     }
 
@@ -262,40 +277,27 @@ impl RankState {
             self.scratch.resize(words, 0);
         }
         let shared = &*self.shared;
-        let watch = &shared.ranks[self.rank].watch.0;
-        let member = comm.member(self.rank).expect("a rank runs only its communicators' calls");
         // The wait of every counted call follows the ranks busy now; an uncounted one is
         // crowded where the node's ranks outnumber its cores.
         let limits = match self.counted {
             true => shared.tuning.limits(shared.busy.0.load(Ordering::Relaxed)),
             false => shared.tuning.fixed_limits(),
         };
+        let member = || comm.member(self.rank).expect("a rank runs only its communicators' calls");
         let follow = &shared.tuning.follow_cpus;
         if !follow.is_empty() && comm.size() > 1 && limits == WaitLimits::ROOMY {
-            pin_thread_to(follow[member % follow.len()]);
+            pin_thread_to(follow[member() % follow.len()]);
         }
-        let mut ctx = Ctx {
-            abi_version: ABI_VERSION,
-            rank: member as i32,
-            nranks: comm.size() as i32,
-            spin_limit: limits.spins,
-            yield_limit: limits.yields,
-            max_running: i32::try_from(shared.tuning.cores).unwrap_or(i32::MAX),
-            peer_bases: comm.peer_bases.as_ptr(),
-            local_base: shared.heap().base(self.rank),
-            window_bytes: shared.heap().capacity() as u64,
-            sleepers: comm.sleepers.as_ptr(),
-            abort_flag: shared.fabric.control,
-            running: if self.counted { shared.busy.0.as_ptr() } else { std::ptr::null_mut() },
-            timeout_ns: u64::try_from(shared.settings.timeout.as_nanos()).unwrap_or(u64::MAX),
-            scratch: self.scratch.as_mut_ptr().cast(),
-            scratch_bytes: (self.scratch.len() * 8) as u64,
-            ops: comm.ops(),
-            diag: &mut self.diag,
-            watch,
-            wakes_due: 0,
-            wakes_off: 0,
+        let mut ctx = match std::ptr::eq(comm, &*shared.world) {
+            true => self.world_ctx.0,
+            false => fixed_ctx(&self.shared, self.rank, comm, member()),
         };
+        ctx.spin_limit = limits.spins;
+        ctx.yield_limit = limits.yields;
+        ctx.running = if self.counted { shared.busy.0.as_ptr() } else { std::ptr::null_mut() };
+        ctx.scratch = self.scratch.as_mut_ptr().cast();
+        ctx.scratch_bytes = (self.scratch.len() * 8) as u64;
+        ctx.diag = &mut self.diag;
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
         // argument struct the kernel expects (built by the caller from the same contract).
         let status = unsafe { kernel(&mut ctx, args) };
@@ -314,5 +316,32 @@ impl RankState {
     /// The world this rank belongs to.
     pub(crate) fn shared(&self) -> &Shared {
         &self.shared
+    }
+}
+
+/// The context of `rank`'s calls in `comm` (as its `member`), but for the fields each call
+/// sets ([`RankState::invoke`]: its wait, the busy count, its scratch and diagnosis).
+fn fixed_ctx(shared: &Shared, rank: usize, comm: &Comm, member: usize) -> Ctx {
+    Ctx {
+        abi_version: ABI_VERSION,
+        rank: member as i32,
+        nranks: comm.size() as i32,
+        spin_limit: 0,
+        yield_limit: 0,
+        max_running: i32::try_from(shared.tuning.cores).unwrap_or(i32::MAX),
+        peer_bases: comm.peer_bases.as_ptr(),
+        local_base: shared.heap().base(rank),
+        window_bytes: shared.heap().capacity() as u64,
+        sleepers: comm.sleepers.as_ptr(),
+        abort_flag: shared.fabric.control,
+        running: std::ptr::null_mut(),
+        timeout_ns: u64::try_from(shared.settings.timeout.as_nanos()).unwrap_or(u64::MAX),
+        scratch: std::ptr::null_mut(),
+        scratch_bytes: 0,
+        ops: comm.ops(),
+        diag: std::ptr::null_mut(),
+        watch: &shared.ranks[rank].watch.0,
+        wakes_due: 0,
+        wakes_off: 0,
     }
 }
