@@ -49,7 +49,6 @@ unsafe impl Sync for Ops {}
 
 /// `pld_ctx`.
 #[repr(C)]
-#[derive(Clone, Copy)]
 pub(crate) struct Ctx {
     pub abi_version: u32,
     pub rank: i32,

@@ -57,16 +57,15 @@ pub(crate) struct RankState {
     world_ctx: WorldCtx,
 }
 
-/// A kernel context for the world's communicator, all but the fields each call sets
-/// ([`RankState::invoke`]): made once, copied per call (built field by field, the context was
+/// The kernel context of the world's communicator: made once, with its fixed fields, and each
+/// call sets the rest in place ([`RankState::invoke`]; built field by field, the context was
 /// some 40 instructions of a small call, with two conversions from 64 and 128 bits).
-#[derive(Clone, Copy)]
 struct WorldCtx(Ctx);
 
 // SAFETY: its pointers point into the world (`Shared`: the windows, the world's communicator,
 // the rank's watch), which the rank's state holds as long as it lives and which is itself Send
 // and Sync; the fields that would point into the state (its scratch and diagnosis) are null
-// here and set per call.
+// here until a call sets them, and point into the state itself then.
 unsafe impl Send for WorldCtx {}
 
 impl Drop for RankState {
@@ -288,9 +287,15 @@ impl RankState {
         if !follow.is_empty() && comm.size() > 1 && limits == WaitLimits::ROOMY {
             pin_thread_to(follow[member() % follow.len()]);
         }
-        let mut ctx = match std::ptr::eq(comm, &*shared.world) {
-            true => self.world_ctx.0,
-            false => fixed_ctx(&self.shared, self.rank, comm, member()),
+        // The world's context is the state's own, rewritten in place: a copy of it was a call
+        // to `memcpy` per call (136 bytes, over what the compiler copies inline).
+        let mut group_ctx;
+        let ctx = match std::ptr::eq(comm, &*shared.world) {
+            true => &mut self.world_ctx.0,
+            false => {
+                group_ctx = fixed_ctx(shared, self.rank, comm, member());
+                &mut group_ctx
+            }
         };
         ctx.spin_limit = limits.spins;
         ctx.yield_limit = limits.yields;
@@ -298,9 +303,11 @@ impl RankState {
         ctx.scratch = self.scratch.as_mut_ptr().cast();
         ctx.scratch_bytes = (self.scratch.len() * 8) as u64;
         ctx.diag = &mut self.diag;
+        ctx.wakes_due = 0;
+        ctx.wakes_off = 0;
         // SAFETY: `ctx` describes this rank's live windows and scratch; `args` points to the
         // argument struct the kernel expects (built by the caller from the same contract).
-        let status = unsafe { kernel(&mut ctx, args) };
+        let status = unsafe { kernel(ctx, args) };
         // The look for readers asleep on this call's LL messages, deferred from each post
         // (`pld_wakes_flush`), whichever way the kernel returned: a peer must not sleep on a
         // message because this rank failed after sending it. Out of the kernels, so a call that
@@ -308,7 +315,7 @@ impl RankState {
         if ctx.wakes_due != 0 {
             // SAFETY: `end_call` is the builtin library's `pld_end_call`, alive as the world is;
             // `ctx` is the context the kernel just ran with.
-            unsafe { (shared.end_call)(&mut ctx) };
+            unsafe { (shared.end_call)(ctx) };
         }
         status
     }
