@@ -441,7 +441,9 @@ impl<'w> Host<'w> {
             let counted = shared.tuning.adaptive && kernel.comm.comm().size() != shared.world.size();
             // A collective's arguments stay borrowed: copying them into a task cost more than a
             // small collective's transfer.
-            self.counted_while(state, counted, |state, shared| state.run_kernel_now(call, seq, signal, kernel, shared));
+            self.counted_while(state, counted, |state, shared| {
+                state.run_kernel_now(call, seq, signal, &kernel, shared)
+            });
             return false;
         }
         self.world.enqueue(rank, Task { call: call.clone(), seq, signal, job: Job::Kernel(kernel.to_owned()) });

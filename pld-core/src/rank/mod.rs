@@ -126,7 +126,7 @@ impl RankState {
         call: &Label,
         seq: u64,
         signal: Option<SignalCells>,
-        KernelRef { kernel, args, scratch_bytes, comm }: KernelRef<'_>,
+        &KernelRef { kernel, args, scratch_bytes, comm }: &KernelRef<'_>,
         shared: &Shared,
     ) {
         self.run_with(call, seq, signal, Some(comm), shared, |state| {
