@@ -156,13 +156,22 @@ fn plural(n: u32) -> &'static str {
 pub(crate) enum Label {
     /// Work that is not a collective (staging, kernel launches, local passes).
     Work(Arc<WorkLabel>),
-    /// A collective call and where the host code made it.
-    Call(CallWhat, &'static Location<'static>),
+    /// A collective call and where the host code made it, with its site in the flight
+    /// recorder of the rank it runs on where the host's plan of that site knows it
+    /// ([`RecorderSite`]).
+    Call(CallWhat, &'static Location<'static>, RecorderSite),
     /// A collective call over a group (its members' world ranks) and where it was made.
     GroupCall(CallWhat, &'static Location<'static>, Arc<[usize]>),
     /// A collective call with what a trace shows of it (made only while a trace is recorded).
     Traced(Arc<TracedCall>),
 }
+
+/// A call site's index in the flight recorder of one rank, plus one; 0: not known (the
+/// recorder looks the label up). Made when a host that drives one rank plans a call site
+/// (`collective::site`), so a call issued from the plan spares the recorder its lookup, which
+/// compares the whole call (a third of what the recorder costs a call). Never part of a
+/// label's identity ([`Label::same_site`]).
+pub(crate) type RecorderSite = u32;
 
 /// A collective call's parts: what it is, where it was made, its group (`None`: the world).
 pub(crate) type CallParts<'a> = (CallWhat, &'static Location<'static>, Option<&'a Arc<[usize]>>);
@@ -214,7 +223,7 @@ impl Label {
     pub(crate) fn parts(&self) -> Option<CallParts<'_>> {
         match self {
             Label::Work(_) => None,
-            Label::Call(what, at) => Some((*what, *at, None)),
+            Label::Call(what, at, _) => Some((*what, *at, None)),
             Label::GroupCall(what, at, members) => Some((*what, *at, Some(members))),
             Label::Traced(call) => Some((call.what, call.at, call.group.as_ref())),
         }
@@ -225,7 +234,7 @@ impl Label {
     #[inline(always)]
     pub(crate) fn same_site(&self, other: &Label) -> bool {
         match (self, other) {
-            (Label::Call(a, at_a), Label::Call(b, at_b)) => std::ptr::eq(*at_a, *at_b) && a == b,
+            (Label::Call(a, at_a, _), Label::Call(b, at_b, _)) => std::ptr::eq(*at_a, *at_b) && a == b,
             (Label::Traced(a), Label::Traced(b)) if Arc::ptr_eq(a, b) => true,
             _ => self.same_site_otherwise(other),
         }

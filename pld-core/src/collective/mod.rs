@@ -10,7 +10,7 @@ use pld_model::{
     AllReduceMode, Collective, DType, Element, KernelKind, KernelVariant, LL_MAX_BYTES, ReduceOp, TILE_BYTES,
 };
 
-use crate::call::{CallParts, CallWhat, Label, SignalCells};
+use crate::call::{CallParts, CallWhat, Label, RecorderSite, SignalCells};
 use crate::device::abi::CollArgs;
 use crate::device::builtins;
 use crate::error::{Error, Result};
@@ -116,6 +116,8 @@ struct Site<'c, 'a> {
     /// Its label as a trace shows it, where its site's plan keeps one ([`site`]); else a
     /// traced call's label is looked up in the host's cache ([`Host::traced_label`]).
     traced: Option<&'c Label>,
+    /// Its site in the flight recorder of the host's rank, where its plan knows it.
+    recorder_site: RecorderSite,
 }
 
 impl<'p, 'a> Plan<'p, 'a> {
@@ -138,7 +140,7 @@ impl<'p, 'a> Plan<'p, 'a> {
     /// The call's label (for the world; a group's call is labelled in its group).
     #[inline(always)]
     fn label(&self) -> Label {
-        Label::Call(self.what, self.at)
+        Label::Call(self.what, self.at, 0)
     }
 }
 
@@ -207,7 +209,7 @@ impl Host<'_> {
     ) -> Result<usize> {
         // Described lazily: formatting a label per call would cost more than a small collective.
         self.check_healthy()?;
-        let call = || Label::Call(what, location).describe();
+        let call = || Label::Call(what, location, 0).describe();
         let nranks = self.nranks();
         let size = match common.groups {
             None => nranks,
@@ -317,7 +319,8 @@ impl Host<'_> {
         let mut traced = None;
         if let Some(key) = plan.site_key() {
             traced = shared.tracer.timed.then(|| self.traced_label_of(plan.what, plan.at, plan.operands, &prepared));
-            self.sites.borrow_mut().keep(&key, &prepared, traced.clone());
+            let recorder_site = self.recorder_site_of(plan.what, plan.at);
+            self.sites.borrow_mut().keep(&key, &prepared, traced.clone(), recorder_site);
         }
         let site = Site {
             what: plan.what,
@@ -325,6 +328,7 @@ impl Host<'_> {
             groups: plan.groups,
             operands: plan.operands,
             traced: traced.as_ref(),
+            recorder_site: 0,
         };
         self.issue(&site, &mut prepared, plan.own_window.as_ref(), signal_alloc);
         Ok(())
@@ -351,8 +355,8 @@ impl Host<'_> {
         // Borrowed while the call runs, its arguments numbered in place (copied out, they
         // cost a `memcpy` a call); nothing the call runs plans another.
         let mut sites = self.sites.borrow_mut();
-        let Some((prepared, traced)) = sites.get(&key) else { return false };
-        let site = Site { what, at, groups: None, operands, traced };
+        let Some((prepared, traced, recorder_site)) = sites.get(&key) else { return false };
+        let site = Site { what, at, groups: None, operands, traced, recorder_site };
         self.issue(&site, prepared, None, signal.alloc);
         true
     }
@@ -438,7 +442,7 @@ impl Host<'_> {
         // Made in its place: a label returned from a function had its tag bytes read back as
         // whole words before their stores had landed (a stall of a tenth of a barrier).
         let label = match comms {
-            [] => Label::Call(call.what, call.at),
+            [] => Label::Call(call.what, call.at, call.recorder_site),
             _ => Label::GroupCall(call.what, call.at, Arc::clone(&comm.members)),
         };
         let label = &label;
@@ -465,6 +469,19 @@ impl Host<'_> {
         Some((seq, queued))
     }
 
+    /// The site of a call over the world in the flight recorder of this host's rank, for its
+    /// site's plan to keep ([`RecorderSite`]): 0 where the host drives several ranks (a plan
+    /// serves all of them, and each rank's recorder numbers its sites alone) or nothing is
+    /// recorded.
+    fn recorder_site_of(&self, what: CallWhat, at: &'static Location<'static>) -> RecorderSite {
+        let ranks = self.ranks();
+        let recorder = &self.world().shared().ranks[ranks.start].recorder;
+        if ranks.len() != 1 || !recorder.enabled() {
+            return 0;
+        }
+        recorder.intern(&Label::Call(what, at, 0)).wrapping_add(1)
+    }
+
     /// The label a trace shows of a call over the world, for its site's plan to keep.
     #[cold]
     #[inline(never)]
@@ -475,7 +492,7 @@ impl Host<'_> {
         operands: &[(&'static str, Operand<'_>)],
         prepared: &Prepared,
     ) -> Label {
-        let i = self.traced_label(&Label::Call(what, at), operands, prepared.bytes, algorithm(prepared.kind));
+        let i = self.traced_label(&Label::Call(what, at, 0), operands, prepared.bytes, algorithm(prepared.kind));
         self.traced.borrow()[i].label.clone()
     }
 

@@ -345,7 +345,7 @@ impl Host<'_> {
             let words: Vec<P2pOp> = order.iter().map(|&i| ops[i as usize].op).collect();
             let sends = words.iter().filter(|w| w.is_send != 0).count() as u32;
             let what = CallWhat::SendRecv { sends, receives: words.len() as u32 - sends };
-            let mut label = Label::Call(what, ops[order[0] as usize].location);
+            let mut label = Label::Call(what, ops[order[0] as usize].location, 0);
             if shared.tracer.timed {
                 let windows = order
                     .iter()

@@ -12,7 +12,7 @@
 //! call labels its group each time), with a signal given (one made for the call is new each
 //! time), and without host steps (`premul_sum`'s scaling, `avg`'s division, fp8's f32 shadow).
 
-use crate::call::{CallWhat, Label};
+use crate::call::{CallWhat, Label, RecorderSite};
 use crate::memory::Operand;
 use std::panic::Location;
 
@@ -40,6 +40,8 @@ struct SitePlan {
     /// The call's label as a trace shows it, where calls are timed (looked up in the host's
     /// cache per call, it cost a tenth of a small traced call).
     traced: Option<Label>,
+    /// The call's site in the flight recorder of the host's rank, where it has one.
+    recorder_site: RecorderSite,
 }
 
 /// The calls planned by one host, by call site (see the module's text).
@@ -68,10 +70,10 @@ impl SiteKey<'_, '_> {
 }
 
 impl SitePlans {
-    /// The plan kept for `key`'s call, if its site planned this same call last, and its
-    /// traced label.
+    /// The plan kept for `key`'s call, if its site planned this same call last, its traced
+    /// label and its site in the flight recorder.
     #[inline(always)]
-    pub(crate) fn get(&mut self, key: &SiteKey<'_, '_>) -> Option<(&mut Prepared, Option<&Label>)> {
+    pub(crate) fn get(&mut self, key: &SiteKey<'_, '_>) -> Option<(&mut Prepared, Option<&Label>, RecorderSite)> {
         let plan = self.slots.get_mut(key.slot())?.as_mut()?;
         let count = key.operands.len();
         let same = std::ptr::eq(plan.at, key.at)
@@ -87,12 +89,18 @@ impl SitePlans {
                 return None;
             }
         }
-        Some((&mut plan.prepared, plan.traced.as_ref()))
+        Some((&mut plan.prepared, plan.traced.as_ref(), plan.recorder_site))
     }
 
-    /// Keeps `prepared` (and its traced label, where calls are timed) as the plan of `key`'s
-    /// call (in its slot, in place of what was there).
-    pub(crate) fn keep(&mut self, key: &SiteKey<'_, '_>, prepared: &Prepared, traced: Option<Label>) {
+    /// Keeps `prepared` (and its traced label, where calls are timed, and its site in the
+    /// flight recorder) as the plan of `key`'s call (in its slot, in place of what was there).
+    pub(crate) fn keep(
+        &mut self,
+        key: &SiteKey<'_, '_>,
+        prepared: &Prepared,
+        traced: Option<Label>,
+        recorder_site: RecorderSite,
+    ) {
         if self.slots.is_empty() {
             self.slots.resize_with(SLOTS, || None);
         }
@@ -113,6 +121,7 @@ impl SitePlans {
             count: key.operands.len(),
             prepared: *prepared,
             traced,
+            recorder_site,
         });
     }
 }
