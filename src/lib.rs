@@ -49,8 +49,8 @@ pub use pld_core::{
     AllReduce, AllReduceMode, Broadcast, Common, DEFAULT_FLIGHT_RECORDER, DEFAULT_LL_BYTES, DEFAULT_NRANKS,
     DEFAULT_TIMEOUT_MS, DEFAULT_TRACE_EVENTS, DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS,
     DEFAULT_WINDOW_BYTES, DType, DistributedTensor, Element, Error, F8E4M3, F8E5M2, Group, GroupSet, Groups, Host,
-    LL_MAX_BYTES, Mesh, NotifyOp, Opts, RecvFrom, Reduce, ReduceOp, ReduceScatter, Result, Rooted, SendTo, Shape,
-    Tensor, WaitCmp, Window, World, WorldBuilder, bf16, f8e4m3, f8e5m2, f16,
+    LL_MAX_BYTES, MAX_FLIGHT_RECORDER, Mesh, NotifyOp, Opts, RecvFrom, Reduce, ReduceOp, ReduceScatter, Result, Rooted,
+    SendTo, Shape, Tensor, WaitCmp, Window, World, WorldBuilder, bf16, f8e4m3, f8e5m2, f16,
 };
 pub use pld_macros::{
     all_gather, all_gather_v, all_reduce, all_to_all, all_to_all_v, barrier, broadcast, gather, host, kernel, launch,

@@ -103,6 +103,19 @@ fn recording_settings_that_cannot_be_meant_are_errors_naming_the_variable() {
     assert_rejected("PLD_TRACE_EVENTS", "0", "a positive whole number");
     assert_rejected("PLD_TRACE_EVENTS", "many", "a positive whole number");
     assert!(child(&[("PLD_FLIGHT_RECORDER", "0")]).starts_with("ok "));
+    // A ring that long is no flight recorder (and its size overflowed, leaving it empty).
+    for value in ["1048577", "18446744073709551615"] {
+        assert_rejected("PLD_FLIGHT_RECORDER", value, "at most 1048576");
+    }
+    assert!(child(&[("PLD_FLIGHT_RECORDER", "1048576")]).starts_with("ok "));
+}
+
+#[test]
+fn a_flight_recorder_too_long_from_the_builder_is_an_error_naming_the_setting() {
+    let err = World::builder(2).flight_recorder(usize::MAX - 1).local().unwrap_err();
+    assert!(matches!(err, Error::InvalidSetting { .. }), "{err}");
+    assert!(err.to_string().contains("flight_recorder"), "{err}");
+    assert!(World::builder(1).flight_recorder(pld::MAX_FLIGHT_RECORDER).local().is_ok());
 }
 
 #[test]

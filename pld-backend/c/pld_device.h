@@ -2,7 +2,9 @@
  *
  * Every kernel, builtin or user, is a function
  *     int32_t kernel(pld_ctx *ctx, const void *args);
- * written against this header only. The runtime fills the context for one rank and one call;
+ * written against this header only. The runtime fills the context for one rank and one call
+ * (a kernel writes no field of it but wakes_due and wakes_off: the runtime keeps the context of
+ * a rank's calls in the world and sets only its per-call fields for the next call);
  * peers' windows are reached through the primitives below, never by the kernel's own arithmetic,
  * so that a transport without load/store access to peers (MPI RMA) can serve the same kernels.
  *

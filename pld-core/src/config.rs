@@ -41,7 +41,10 @@ const SIZE_FORM: &str =
 const TIME_FORM: &str = "a positive time in ms (the default unit) or s, e.g. 1500, 250ms, 2s";
 const FLAG_FORM: &str = "0 or 1 (also false/true, off/on, no/yes)";
 const COUNT_FORM: &str = "a positive whole number";
-const CALLS_FORM: &str = "a whole number of calls (0: none)";
+const CALLS_FORM: &str = "a whole number of calls (0: none), at most 1048576";
+
+/// The most calls a flight recorder keeps (its ring and times take 40 bytes a call, per rank).
+pub const MAX_FLIGHT_RECORDER: usize = 1 << 20;
 
 /// Configures a [`World`](crate::World) before starting it; every setting left unset is read
 /// from its `PLD_*` variable, else takes its default.
@@ -126,7 +129,8 @@ impl WorldBuilder {
 
     /// How many of its last calls each rank's flight recorder keeps for hang reports and
     /// mismatch errors (default `PLD_FLIGHT_RECORDER`, else [`DEFAULT_FLIGHT_RECORDER`]); 0 keeps
-    /// none (reports then name the call in flight and the last completed only by number).
+    /// none (reports then name the call in flight and the last completed only by number); at
+    /// most [`MAX_FLIGHT_RECORDER`].
     pub fn flight_recorder(mut self, calls: usize) -> WorldBuilder {
         self.flight_recorder = Some(calls);
         self
@@ -209,9 +213,14 @@ impl WorldBuilder {
             pin: env_parsed("PLD_PIN", FLAG_FORM, parse_flag)?.unwrap_or(true),
             check_calls: self.check_calls,
             flight_recorder: match self.flight_recorder {
+                Some(calls) if calls > MAX_FLIGHT_RECORDER => {
+                    return Err(invalid("WorldBuilder::flight_recorder", calls, CALLS_FORM));
+                }
                 Some(calls) => calls,
-                None => env_parsed("PLD_FLIGHT_RECORDER", CALLS_FORM, |raw| raw.trim().parse::<usize>().ok())?
-                    .unwrap_or(DEFAULT_FLIGHT_RECORDER),
+                None => env_parsed("PLD_FLIGHT_RECORDER", CALLS_FORM, |raw| {
+                    raw.trim().parse::<usize>().ok().filter(|&n| n <= MAX_FLIGHT_RECORDER)
+                })?
+                .unwrap_or(DEFAULT_FLIGHT_RECORDER),
             },
             trace: self.trace.clone().or_else(|| env_path("PLD_TRACE")),
             trace_events: match self.trace_events {

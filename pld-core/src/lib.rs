@@ -46,7 +46,7 @@ mod world;
 pub use collective::{AllReduce, Broadcast, Common, Opts, RecvFrom, Reduce, ReduceScatter, Rooted, SendTo};
 pub use config::{
     DEFAULT_FLIGHT_RECORDER, DEFAULT_LL_BYTES, DEFAULT_NRANKS, DEFAULT_TIMEOUT_MS, DEFAULT_TRACE_EVENTS,
-    DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS, DEFAULT_WINDOW_BYTES, WorldBuilder,
+    DEFAULT_TWO_SHOT_BYTES, DEFAULT_TWO_SHOT_BYTES_2_RANKS, DEFAULT_WINDOW_BYTES, MAX_FLIGHT_RECORDER, WorldBuilder,
 };
 pub use device::{DeviceBinary, Kernel};
 pub use error::{Error, Result};

@@ -471,12 +471,15 @@ impl Host<'_> {
 
     /// The site of a call over the world in the flight recorder of this host's rank, for its
     /// site's plan to keep ([`RecorderSite`]): 0 where the host drives several ranks (a plan
-    /// serves all of them, and each rank's recorder numbers its sites alone) or nothing is
-    /// recorded.
+    /// serves all of them, and each rank's recorder numbers its sites alone), where nothing is
+    /// recorded, or where calls are timed (the recorder then keeps the traced label, with the
+    /// call's windows, bytes and algorithm for a dump on error, and a plain label interned here
+    /// would stand in for it).
     fn recorder_site_of(&self, what: CallWhat, at: &'static Location<'static>) -> RecorderSite {
         let ranks = self.ranks();
-        let recorder = &self.world().shared().ranks[ranks.start].recorder;
-        if ranks.len() != 1 || !recorder.enabled() {
+        let shared = self.world().shared();
+        let recorder = &shared.ranks[ranks.start].recorder;
+        if ranks.len() != 1 || !recorder.enabled() || shared.tracer.timed {
             return 0;
         }
         recorder.intern(&Label::Call(what, at, 0)).wrapping_add(1)

@@ -76,6 +76,9 @@ struct Sites {
     labels: Vec<Label>,
     /// Work labels by text (each staging call makes a new one).
     texts: HashMap<String, u32>,
+    /// Call labels by the address of their place in the source: a site is looked up among
+    /// the few made there, not the whole table.
+    by_place: HashMap<usize, Vec<u32>>,
 }
 
 impl Sites {
@@ -117,7 +120,9 @@ impl Recorder {
     pub(crate) fn new(calls: usize, timed: bool) -> Recorder {
         // One slot more than kept: the slot of the entry being written is never one a report
         // reads.
-        let len = (calls + 1).next_power_of_two();
+        // (The settings keep `calls` far below an overflow; one slot if it ever were not, so the
+        // unchecked index stays in bounds.)
+        let len = calls.checked_add(1).and_then(usize::checked_next_power_of_two).unwrap_or(1);
         Recorder {
             ring: (0..len).map(|_| Slot::default()).collect(),
             mask: len - 1,
@@ -206,9 +211,14 @@ impl Recorder {
         let mut sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
         // Work labels by their text (each staging call makes a new one); calls by site, so a
         // site planned again (its windows changed) keeps its index.
-        let known = match label {
-            Label::Work(work) => sites.texts.get(&work.text).copied(),
-            _ => sites.labels.iter().position(|known| known.same_site(label)).map(|id| id as u32),
+        let place = label.parts().map(|(_, at, _)| std::ptr::from_ref(at) as usize);
+        let known = match (label, place) {
+            (Label::Work(work), _) => sites.texts.get(&work.text).copied(),
+            (_, Some(place)) => sites
+                .by_place
+                .get(&place)
+                .and_then(|ids| ids.iter().copied().find(|&id| sites.labels[id as usize].same_site(label))),
+            _ => None,
         };
         if let Some(id) = known {
             return id;
@@ -218,8 +228,12 @@ impl Recorder {
         }
         let id = sites.labels.len() as u32;
         sites.labels.push(label.clone());
-        if let Label::Work(work) = label {
-            sites.texts.insert(work.text.clone(), id);
+        match (label, place) {
+            (Label::Work(work), _) => {
+                sites.texts.insert(work.text.clone(), id);
+            }
+            (_, Some(place)) => sites.by_place.entry(place).or_default().push(id),
+            _ => {}
         }
         id
     }
