@@ -35,8 +35,6 @@ pub(crate) struct Recorder {
     /// A power of two long, longer than `keep` (an index is a mask, not a division: one per
     /// call cost 3%); one slot, never read, where nothing is kept.
     ring: Box<[Slot]>,
-    /// `ring.len() - 1`: an entry's number masked with it is its slot's index, in bounds.
-    mask: usize,
     /// Each slot's times, where calls are timed (else empty).
     times: Box<[Times]>,
     /// The entries reports show: the setting's count.
@@ -125,7 +123,6 @@ impl Recorder {
         let len = calls.checked_add(1).and_then(usize::checked_next_power_of_two).unwrap_or(1);
         Recorder {
             ring: (0..len).map(|_| Slot::default()).collect(),
-            mask: len - 1,
             times: (0..if timed && calls > 0 { len } else { 0 }).map(|_| Times::default()).collect(),
             keep: calls,
             next: AtomicU64::new(0),
@@ -137,17 +134,16 @@ impl Recorder {
     /// and the length's loads the recorder took 10 more instructions a call).
     #[inline(always)]
     fn slot(&self, number: u64) -> &Slot {
-        let index = number as usize & self.mask;
-        debug_assert!(index < self.ring.len());
-        // SAFETY: the ring is never empty and its length is a power of two, `mask` one less, so
-        // `index` is below the length.
+        let index = number as usize & (self.ring.len() - 1);
+        // SAFETY: the ring is never empty and its length is a power of two, so `index`, masked
+        // with one less, is below the length.
         unsafe { self.ring.get_unchecked(index) }
     }
 
     /// The times of entry `number`, where calls are timed.
     #[inline(always)]
     fn times(&self, number: u64) -> Option<&Times> {
-        self.times.get(number as usize & self.mask)
+        self.times.get(number as usize & (self.ring.len() - 1))
     }
 
     /// Whether it records at all.
@@ -361,6 +357,12 @@ mod tests {
     use super::*;
     use crate::call::CallWhat;
 
+    /// Records a call of `label` that ran to its end in `state`.
+    fn record(recorder: &Recorder, label: &Label, seq: u64, state: State, cache: &mut SiteCache) {
+        let (entry, site) = recorder.begin(label, seq, 0, cache);
+        recorder.end(entry, site, state, (0, 0, false));
+    }
+
     #[test]
     fn keeps_the_last_calls_and_runs_them_together() {
         let recorder = Recorder::new(4, false);
@@ -368,8 +370,7 @@ mod tests {
         let here = std::panic::Location::caller();
         let call = Label::Call(CallWhat::Barrier, here, 0);
         for seq in 1..=6 {
-            let (entry, site) = recorder.begin(&call, seq, 0, &mut cache);
-            recorder.end(entry, site, State::Done, (0, 0, false));
+            record(&recorder, &call, seq, State::Done, &mut cache);
         }
         let staging = Label::work("staging", "write `x`".into(), "write of `x` on rank 0".into(), None);
         recorder.begin(&staging, 0, 0, &mut cache);
@@ -395,10 +396,8 @@ mod tests {
         let other = recorder.intern(&broadcast);
         assert_ne!(other, site);
         // The plan's site is taken as it is (no lookup), and names the call in reports.
-        let (entry, at) = recorder.begin(&Label::Call(CallWhat::Barrier, here, other + 1), 1, 0, &mut cache);
-        recorder.end(entry, at, State::Done, (0, 0, false));
-        let (entry, at) = recorder.begin(&barrier, 2, 0, &mut cache);
-        recorder.end(entry, at, State::Done, (0, 0, false));
+        record(&recorder, &Label::Call(CallWhat::Barrier, here, other + 1), 1, State::Done, &mut cache);
+        record(&recorder, &barrier, 2, State::Done, &mut cache);
         let labels: Vec<String> = recorder.entries().iter().map(|e| e.label.as_ref().unwrap().describe()).collect();
         assert!(labels[0].starts_with("broadcast(root = 1"), "{labels:?}");
         assert!(labels[1].starts_with("barrier() at "), "{labels:?}");
