@@ -10,11 +10,14 @@
  *            8 bytes and the flag; the reader takes them and marks its progress; with `taken`
  *            the reader also marks the slot taken and the writer checks that mark before reusing
  *            the slot (pld's check of an unanswered message); WORK empty loop rounds of other
- *            work per call on each side (a host path)
+ *            work per call on each side (a host path); with `stores=N`, N stores a call on each
+ *            side to lines of its own, which hit the cache (a host path's stores: pld's small
+ *            call makes some 120), to see how a store that must take its line from the other
+ *            core holds up the ones behind it
  *
  *   cc -O2 -pthread bench/baselines/ll_floor.c -o target/ll_floor
  *   target/ll_floor barrier [seq_cst]
- *   target/ll_floor stream [taken] [WORK]
+ *   target/ll_floor stream [taken] [WORK] [stores=N]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -36,10 +39,20 @@ typedef struct {
 static slot inbox[2][SLOTS];
 static _Alignas(64) uint64_t past;
 static _Alignas(64) uint64_t sink;
-static int seq_cst, taken, work;
+static int seq_cst, taken, work, stores;
+/* Each side's own lines for `stores=N` (32 lines, 8 stores each). */
+static _Alignas(64) uint64_t own_lines[2][256];
 
 static void other_work(void) {
     for (volatile int i = 0; i < work; ++i) {
+    }
+}
+
+/* `stores` stores to this side's own lines, each kept by the compiler. */
+static void own_stores(int side) {
+    for (int i = 0; i < stores; ++i) {
+        __atomic_store_n(&own_lines[side][(i * 8) % 256], (uint64_t)i, __ATOMIC_RELAXED);
+        __asm__ volatile("" ::: "memory");
     }
 }
 
@@ -65,6 +78,7 @@ static void *writer(void *arg) {
     uint64_t known_past = 0;
     for (uint64_t s = 1; s <= ROUNDS; ++s) {
         other_work();
+        own_stores(0);
         if (s > SLOTS && known_past < s - SLOTS)
             while ((known_past = __atomic_load_n(&past, __ATOMIC_ACQUIRE)) < s - SLOTS) __builtin_ia32_pause();
         slot *out = &inbox[0][s % SLOTS];
@@ -82,6 +96,7 @@ static void *reader(void *arg) {
     (void)arg;
     for (uint64_t s = 1; s <= ROUNDS; ++s) {
         other_work();
+        own_stores(1);
         slot *in = &inbox[0][s % SLOTS];
         wait_for(&in->seq, s);
         sink += in->data[0];
@@ -94,7 +109,7 @@ static void *reader(void *arg) {
 int main(int argc, char **argv) {
     const int stream = argc > 1 && strcmp(argv[1], "stream") == 0;
     if (argc < 2 || (!stream && strcmp(argv[1], "barrier") != 0)) {
-        fprintf(stderr, "usage: %s barrier [seq_cst] | stream [taken] [WORK]\n", argv[0]);
+        fprintf(stderr, "usage: %s barrier [seq_cst] | stream [taken] [WORK] [stores=N]\n", argv[0]);
         return 2;
     }
     for (int i = 2; i < argc; ++i) {
@@ -102,6 +117,8 @@ int main(int argc, char **argv) {
             seq_cst = 1;
         else if (strcmp(argv[i], "taken") == 0)
             taken = 1;
+        else if (strncmp(argv[i], "stores=", 7) == 0)
+            stores = atoi(argv[i] + 7);
         else
             work = atoi(argv[i]);
     }
@@ -119,7 +136,8 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &b);
     const double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / ROUNDS;
     if (stream)
-        printf("stream%s, %d rounds of other work a call: %.1f ns a message\n", taken ? " taken" : "", work, ns);
+        printf("stream%s, %d rounds of other work and %d stores a call: %.1f ns a message\n", taken ? " taken" : "",
+               work, stores, ns);
     else
         printf("barrier, %s posts: %.1f ns a call\n", seq_cst ? "seq_cst" : "release", ns);
     return 0;
