@@ -11,6 +11,7 @@
 //! `bench/baselines/mpibench.c` with the `--mpi` MPI's `mpicc`/`mpirun`) and adds a ratio
 //! column; `--baseline all` runs every installed MPI and compares with the best at each size.
 
+mod line;
 mod measure;
 mod mpi;
 mod pattern;
@@ -301,6 +302,8 @@ fn main() -> Result<()> {
         group_of: args.group_of,
         split: args.split,
     };
+    // The machine's mode, beside the table (not under mpirun: every process would probe).
+    let line_at_start = if under_mpi { None } else { line::round_trip_ns() };
     // Under mpirun each process measures its own rank of the job; rank 0 reports for it.
     let measured = measure::sweep(&config, &sizes)?;
     let config = measure::Config { nranks: measured.nranks, launcher: measured.launcher, ..config };
@@ -360,6 +363,7 @@ fn main() -> Result<()> {
             }
             if measured.rank == 0 {
                 print!("{}", report::recording_costs(&config, &best_off, &best, &best_traced, args.repeat));
+                print_line_probe(line_at_start);
             }
             return Ok(());
         }
@@ -404,6 +408,7 @@ fn main() -> Result<()> {
     if baseline.is_some() && args.repeat > 1 {
         println!("# each time: the best of {} runs, pld and the baseline alternating", args.repeat);
     }
+    print_line_probe(line_at_start);
     if let Some(path) = &args.csv {
         report::csv(path, &config, &rows, baseline.as_ref())?;
     }
@@ -411,6 +416,13 @@ fn main() -> Result<()> {
         report::plot(path, &config, &rows, baseline.as_ref())?;
     }
     Ok(())
+}
+
+/// Prints the cross-core round trip at the run's start and now, where the start was probed.
+fn print_line_probe(at_start: Option<f64>) {
+    if let Some(line) = at_start.and_then(|start| line::report(Some(start), line::round_trip_ns())) {
+        println!("{line}");
+    }
 }
 
 /// The rows another pld-bench binary measures with this run's collective, sizes, ranks, dtype
