@@ -188,6 +188,7 @@ static inline uint64_t pld_now_ns(void) {
 /* A cheap clock for wait accounting: the time-stamp counter where there is one (the runtime
  * converts ticks to time), else nanoseconds. */
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <x86intrin.h>
 static inline uint64_t pld_ticks(void) { return __rdtsc(); }
 #else
@@ -850,15 +851,27 @@ static inline int32_t pld_ll_post(pld_ctx *c, const pld_coll_args *a, int32_t p,
     return PLD_OK;
 }
 
-/* Asks for the line at `addr` to be brought in ready to be written: x86's PREFETCHW (a no-op on
- * cores without it), written as an instruction, because GCC 12 without -mprfchw makes
+/* Asks for the line at `addr` to be brought in ready to be written: x86's PREFETCHW (a read
+ * prefetch on cores without it), written as an instruction, because GCC 12 without -mprfchw makes
  * __builtin_prefetch(.., 1, ..) a read prefetch, and takes a function whose only effect is a
  * __builtin_prefetch for one without effects and drops its calls (found at the eighteenth stop:
  * the "for writing" prefetches tried before it were read prefetches, or none). Elsewhere a
  * hint the compiler may drop. */
 static inline void pld_prefetch_to_write(const void *addr) {
 #if defined(__x86_64__) || defined(__i386__)
-    __asm__ volatile("prefetchw %0" : : "m"(*(const char *)addr));
+    /* Whether this core has it (CPUID 0x80000001, ECX bit 8; Intel from Broadwell, AMD long
+     * before): asked once, a read prefetch where it has not. */
+    static int has_prefetchw = -1;
+    int has = __atomic_load_n(&has_prefetchw, __ATOMIC_RELAXED);
+    if (has < 0) {
+        unsigned eax, ebx, ecx, edx;
+        has = __get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 8)) != 0;
+        __atomic_store_n(&has_prefetchw, has, __ATOMIC_RELAXED);
+    }
+    if (has)
+        __asm__ volatile("prefetchw %0" : : "m"(*(const char *)addr));
+    else
+        __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)addr));
 #else
     __builtin_prefetch(addr, 1, 3);
 #endif
