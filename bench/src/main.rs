@@ -420,8 +420,9 @@ fn main() -> Result<()> {
 
 /// Prints the cross-core round trip at the run's start and now, where the start was probed.
 fn print_line_probe(at_start: Option<f64>) {
-    if let Some(line) = at_start.and_then(|start| line::report(Some(start), line::round_trip_ns())) {
-        println!("{line}");
+    let Some(start) = at_start else { return };
+    if let Some(end) = line::round_trip_ns() {
+        println!("{}", line::report(start, end));
     }
 }
 

@@ -763,15 +763,25 @@ static inline int32_t pld_ll_untaken(pld_ctx *c, const pld_coll_args *a, int32_t
     return PLD_MISMATCH;
 }
 
+/* This rank's `last_sent` entry for `p`'s slot of call `seq` (its private LL tables). */
+static inline uint64_t *pld_ll_sent_at(const pld_ctx *c, const pld_coll_args *a, int32_t p, uint64_t seq) {
+    return (uint64_t *)(c->local_base + a->ll_off + 64) + (uint64_t)p * a->ll_slots + pld_ll_slot_of(a, seq);
+}
+
 /* This rank's `last_sent` entry for `p`'s slot of this call (its private LL tables). */
 static inline uint64_t *pld_ll_sent(const pld_ctx *c, const pld_coll_args *a, int32_t p) {
-    return (uint64_t *)(c->local_base + a->ll_off + 64) + (uint64_t)p * a->ll_slots + pld_ll_slot_of(a, a->call.seq);
+    return pld_ll_sent_at(c, a, p, a->call.seq);
+}
+
+/* This rank's known_past table: each peer's `past` as this rank last read it. */
+static inline uint64_t *pld_ll_known_past(const pld_ctx *c, const pld_coll_args *a) {
+    return (uint64_t *)(c->local_base + a->ll_off + 64) + (uint64_t)c->nranks * a->ll_slots;
 }
 
 /* Waits until `p`'s inbox has room for this call's message: its reader is past the call that
  * last used the slot. */
 static inline int32_t pld_ll_room(pld_ctx *c, const pld_coll_args *a, int32_t p) {
-    uint64_t *known_past = (uint64_t *)(c->local_base + a->ll_off + 64) + (uint64_t)c->nranks * a->ll_slots;
+    uint64_t *known_past = pld_ll_known_past(c, a);
     const uint64_t last = PLD_LL_SEQ(*pld_ll_sent(c, a, p));
     if (known_past[p] < last) {
         const uint64_t *past = (const uint64_t *)(c->peer_bases[p] + a->ll_off);
@@ -887,10 +897,8 @@ static inline void pld_prefetch_to_write(const void *addr) {
  * read prefetches) was slower from 512 B (side by side, 2 ranks: 0.89x-0.94x). */
 static inline void pld_ll_claim_next(pld_ctx *c, const pld_coll_args *a, int32_t p) {
     const uint64_t next = a->call.seq + 1;
-    const uint64_t *tables = (const uint64_t *)(c->local_base + a->ll_off + 64);
-    const uint64_t last = PLD_LL_SEQ(tables[(uint64_t)p * a->ll_slots + pld_ll_slot_of(a, next)]);
-    const uint64_t known_past = tables[(uint64_t)c->nranks * a->ll_slots + (uint64_t)p];
-    if (known_past >= last) pld_prefetch_to_write(c->peer_bases[p] + pld_ll_slot_off_at(c, a, c->rank, next));
+    if (pld_ll_known_past(c, a)[p] >= PLD_LL_SEQ(*pld_ll_sent_at(c, a, p, next)))
+        pld_prefetch_to_write(c->peer_bases[p] + pld_ll_slot_off_at(c, a, c->rank, next));
 }
 
 /* Posts this call's message to every peer (first + i) % nranks, i in 1..nranks: `bytes` at
