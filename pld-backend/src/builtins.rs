@@ -555,6 +555,7 @@ fn reduce(op: ReduceOp, dtype: DType) -> String {
         }}
 #undef PLD_LL_OPERAND
         memcpy(target, acc, bytes);
+        pld_ll_look_ahead_all(c, a, root, bytes);
         return PLD_OK;
     }}
     if (r != root) return pld_collect_peer(c, a);
@@ -600,6 +601,7 @@ const GATHER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a->
             PLD_TRY(pld_ll_receive(c, a, p, &data));
             memcpy(target + row * (uint64_t)p, data, row);
         }
+        pld_ll_look_ahead_all(c, a, root, row);
         return PLD_OK;
     }
     int push = 1;
@@ -646,7 +648,7 @@ const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a-
         if (r == root) return pld_ll_post_all(c, a, root, c->local_base + a->input_off, row, row, pld_ll_unanswered(a));
         PLD_TRY(pld_ll_receive(c, a, root, &data));
         memcpy(target, data, row);
-        pld_ll_take(c, a, root);
+        pld_ll_take(c, a, root, row);
         return PLD_OK;
     }
     PLD_TRY(pld_publish(c, a));
@@ -790,7 +792,7 @@ const BROADCAST: &str = r#"    const int32_t root = a->root;
             return pld_ll_post_all(c, a, root, c->local_base + a->target_off, 0, a->count, pld_ll_unanswered(a));
         PLD_TRY(pld_ll_receive(c, a, root, &data));
         memcpy(c->local_base + a->target_off, data, a->count);
-        pld_ll_take(c, a, root);
+        pld_ll_take(c, a, root, a->count);
         return PLD_OK;
     }
     PLD_TRY(pld_publish(c, a));

@@ -166,7 +166,8 @@ pub(crate) fn reduce(op: ReduceOp, dtype: DType) -> String {
         if (r != root) return pld_ll_send_to(c, a, root, target, n);
         if (c->scratch_bytes < 4 * n) return PLD_OUT_OF_BOUNDS;
         float *wide = (float *)c->scratch;
-{ll}        return PLD_OK;
+{ll}        pld_ll_look_ahead_all(c, a, root, n);
+        return PLD_OK;
     }}
     if (r != root) return pld_collect_peer(c, a);
     if (c->scratch_bytes < 4 * PLD_TILE_BYTES) return PLD_OUT_OF_BOUNDS;
