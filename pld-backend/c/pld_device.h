@@ -922,9 +922,10 @@ static inline void pld_ll_claim_next(pld_ctx *c, const pld_coll_args *a, int32_t
  * the others' messages could already be on their way. Then the next call's slots are claimed
  * (pld_ll_claim_next): a writer's next call is most likely another post to the same peers.
  * Measured side by side (the same binary, the claim switched, best of 4-5 alternating runs, 2
- * ranks): with the header's line claimed, broadcast and scatter of 8-32 B 1.2x-1.3x faster;
- * with every line, broadcast and scatter of 128 B-2 KiB 1.4x-2.4x more, all_reduce at 512 B
- * 1.35x, the other answered calls (each rank writing to each) unchanged. (Earlier stops found
+ * ranks): with the header's line claimed, broadcast and scatter of 8-32 B 1.1x-1.2x faster;
+ * with every line, a broadcast of 512 B-4 KiB 1.4x-2.4x more, a scatter of 128 B-2 KiB
+ * 1.5x-1.8x, all_reduce at 512 B 1.35x, the other answered calls (each rank writing to each)
+ * unchanged. (Earlier stops found
  * no gain in such claims: written as __builtin_prefetch they were read prefetches or nothing.
  * The reader claiming the line of the message it is about to poll, for its taken mark: 0.90x-0.96x.) */
 static inline int32_t pld_ll_post_all(pld_ctx *c, const pld_coll_args *a, int32_t first, const uint8_t *src,
@@ -992,8 +993,8 @@ static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t
  * already, and its lines cross between the cores while this call ends and the host prepares the
  * next, not one after another at the next call's polls. Measured with the writer's claim
  * (pld_ll_claim_next), the same binary with the look switched, 2 ranks: a broadcast or scatter
- * of 64 B-1 KiB 1.4x-2.8x faster than with the header's line alone, a gather of 8 B-2 KiB
- * 1.4x-2.5x and a reduce 1.2x-2.4x faster than with none. (Every line was 0.69x-0.97x at 256
+ * of 128 B-1 KiB 1.2x-2.1x faster than with the header's line alone, a gather of 8 B-2 KiB
+ * 1.4x-2.6x and a reduce 1.1x-2.2x faster than with none. (Every line was 0.69x-0.97x at 256
  * B-2 KiB at an earlier stop, before the writer claimed them: the reader took them from under
  * a writer that was still writing. Not for answered messages: their writers keep step with
  * their readers, and a line fetched while its writer fills it has to go back for the writer's
