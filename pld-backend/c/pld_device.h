@@ -959,13 +959,16 @@ static inline int32_t pld_ll_send(pld_ctx *c, const pld_coll_args *a, const void
     return pld_ll_post_all(c, a, c->rank, src, 0, bytes, 0);
 }
 
-/* Waits for peer's message of this call; `data` points at its payload in this rank's inbox. */
-static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t peer, const void **data) {
+/* Waits for peer's message of this call; `data` points at its payload in this rank's inbox.
+ * `waited`, where not NULL, tells whether the message was not there at the first poll. */
+static inline int32_t pld_ll_await(pld_ctx *c, const pld_coll_args *a, int32_t peer, const void **data, int *waited) {
     const uint64_t seq = a->call.seq, off = pld_ll_slot_off(c, a, peer);
     pld_fingerprint *header = (pld_fingerprint *)(c->local_base + off);
     pld_backoff b = PLD_BACKOFF_INIT;
     uint64_t v;
+    if (waited) *waited = 0;
     while ((v = __atomic_load_n(&header->seq, __ATOMIC_ACQUIRE)) != seq) {
+        if (waited) *waited = 1;
         if (!pld_backoff_spinning(c, &b)) PLD_TRY(pld_probe_peer(c, a, peer));
         pld_backoff_watch(c, &b, off, off, 0, (int32_t)seq, PLD_WAIT_EQ, peer);
         const int32_t status = pld_backoff_step(c, &b, (const int32_t *)&header->seq, (int32_t)v);
@@ -984,6 +987,11 @@ static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t
     }
     *data = (const uint8_t *)header + PLD_LL_HEADER;
     return PLD_OK;
+}
+
+/* Waits for peer's message of this call; `data` points at its payload in this rank's inbox. */
+static inline int32_t pld_ll_receive(pld_ctx *c, const pld_coll_args *a, int32_t peer, const void **data) {
+    return pld_ll_await(c, a, peer, data, NULL);
 }
 
 /* Asks for every line of `peer`'s message of the next call in this rank's inbox, as far as
@@ -1008,13 +1016,18 @@ static inline void pld_ll_look_ahead_all(pld_ctx *c, const pld_coll_args *a, int
     for (int32_t i = 1; i < c->nranks; ++i) pld_ll_look_ahead(c, a, (root + i) % c->nranks, bytes);
 }
 
-/* Marks peer's unanswered message of this call taken (after pld_ll_receive and the copy out:
- * the writer rewrites the slot only once this rank is past the call), then looks ahead at its
- * next (pld_ll_look_ahead): `bytes`, this message's length. */
-static inline void pld_ll_take(pld_ctx *c, const pld_coll_args *a, int32_t peer, uint64_t bytes) {
+/* Marks peer's unanswered message of this call taken (after pld_ll_await and the copy out: the
+ * writer rewrites the slot only once this rank is past the call), then looks ahead at its next
+ * (pld_ll_look_ahead; `bytes`, this message's length) where this one was there at the first
+ * poll (`waited` 0): a reader that had to wait has caught up with its writer, whose next message
+ * is then most likely not written yet, and asking for its lines would take them from under the
+ * writer's claim. Measured in one binary, the look switched, 2 ranks: a broadcast of 8-128 B
+ * 1.10x-1.18x faster, a scatter 1.04x-1.14x, 512 B-2 KiB and 4 ranks unchanged. (A gather's or
+ * reduce's root skipping it the same way after a wait: 0.94x-1.0x, so they look ahead always.) */
+static inline void pld_ll_take(pld_ctx *c, const pld_coll_args *a, int32_t peer, uint64_t bytes, int waited) {
     pld_fingerprint *header = (pld_fingerprint *)(c->local_base + pld_ll_slot_off(c, a, peer));
     __atomic_store_n(&header->seq, a->call.seq | PLD_LL_TAKEN, __ATOMIC_RELAXED);
-    pld_ll_look_ahead(c, a, peer, bytes);
+    if (!waited) pld_ll_look_ahead(c, a, peer, bytes);
 }
 
 /* ---------------------------------------------------------------- point-to-point

@@ -646,9 +646,10 @@ const SCATTER: &str = r#"    const int32_t w = c->nranks, r = c->rank, root = a-
         const void *data;
         PLD_TRY(pld_publish(c, a));
         if (r == root) return pld_ll_post_all(c, a, root, c->local_base + a->input_off, row, row, pld_ll_unanswered(a));
-        PLD_TRY(pld_ll_receive(c, a, root, &data));
+        int waited;
+        PLD_TRY(pld_ll_await(c, a, root, &data, &waited));
         memcpy(target, data, row);
-        pld_ll_take(c, a, root, row);
+        pld_ll_take(c, a, root, row, waited);
         return PLD_OK;
     }
     PLD_TRY(pld_publish(c, a));
@@ -790,9 +791,10 @@ const BROADCAST: &str = r#"    const int32_t root = a->root;
         PLD_TRY(pld_publish(c, a));
         if (c->rank == root)
             return pld_ll_post_all(c, a, root, c->local_base + a->target_off, 0, a->count, pld_ll_unanswered(a));
-        PLD_TRY(pld_ll_receive(c, a, root, &data));
+        int waited;
+        PLD_TRY(pld_ll_await(c, a, root, &data, &waited));
         memcpy(c->local_base + a->target_off, data, a->count);
-        pld_ll_take(c, a, root, a->count);
+        pld_ll_take(c, a, root, a->count, waited);
         return PLD_OK;
     }
     PLD_TRY(pld_publish(c, a));
