@@ -892,10 +892,11 @@ static inline void pld_prefetch_to_write(const uint8_t *addr, uint64_t bytes) {
         has = __get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 8)) != 0;
         __atomic_store_n(&has_prefetchw, has, __ATOMIC_RELAXED);
     }
-    if (has)
-        for (uint64_t o = 0; o < bytes; o += 64) __asm__ volatile("prefetchw %0" : : "m"(addr[o]));
-    else
-        for (uint64_t o = 0; o < bytes; o += 64) __asm__ volatile("prefetcht0 %0" : : "m"(addr[o]));
+    if (!has) {
+        pld_prefetch_to_read(addr, bytes);
+        return;
+    }
+    for (uint64_t o = 0; o < bytes; o += 64) __asm__ volatile("prefetchw %0" : : "m"(addr[o]));
 #else
     for (uint64_t o = 0; o < bytes; o += 64) __builtin_prefetch(addr + o, 1, 3);
 #endif
@@ -925,9 +926,9 @@ static inline void pld_ll_claim_next(pld_ctx *c, const pld_coll_args *a, int32_t
  * ranks): with the header's line claimed, broadcast and scatter of 8-32 B 1.1x-1.2x faster;
  * with every line, a broadcast of 512 B-4 KiB 1.4x-2.4x more, a scatter of 128 B-2 KiB
  * 1.5x-1.8x, all_reduce at 512 B 1.35x, the other answered calls (each rank writing to each)
- * unchanged. (Earlier stops found
- * no gain in such claims: written as __builtin_prefetch they were read prefetches or nothing.
- * The reader claiming the line of the message it is about to poll, for its taken mark: 0.90x-0.96x.) */
+ * unchanged. (Earlier stops found no gain in such claims: written as __builtin_prefetch they
+ * were read prefetches or nothing. The reader claiming the line of the message it is about to
+ * poll, for its taken mark: 0.90x-0.96x.) */
 static inline int32_t pld_ll_post_all(pld_ctx *c, const pld_coll_args *a, int32_t first, const uint8_t *src,
                                       uint64_t stride, uint64_t bytes, uint64_t flags) {
     for (int32_t i = 1; i < c->nranks; ++i) PLD_TRY(pld_ll_room(c, a, (first + i) % c->nranks));
@@ -959,16 +960,22 @@ static inline int32_t pld_ll_send(pld_ctx *c, const pld_coll_args *a, const void
     return pld_ll_post_all(c, a, c->rank, src, 0, bytes, 0);
 }
 
+/* Sends each peer p its own row of `row` bytes, src + p * row, as this call's message (the rows
+ * must fit an LL slot): all_to_all's and reduce_scatter's LL form. */
+static inline int32_t pld_ll_send_rows(pld_ctx *c, const pld_coll_args *a, const uint8_t *src, uint64_t row) {
+    PLD_TRY(pld_publish(c, a)); /* for peers in another collective, which probe the board */
+    return pld_ll_post_all(c, a, c->rank, src, row, row, 0);
+}
+
 /* Waits for peer's message of this call; `data` points at its payload in this rank's inbox.
  * `waited`, where not NULL, tells whether the message was not there at the first poll. */
 static inline int32_t pld_ll_await(pld_ctx *c, const pld_coll_args *a, int32_t peer, const void **data, int *waited) {
     const uint64_t seq = a->call.seq, off = pld_ll_slot_off(c, a, peer);
     pld_fingerprint *header = (pld_fingerprint *)(c->local_base + off);
     pld_backoff b = PLD_BACKOFF_INIT;
-    uint64_t v;
-    if (waited) *waited = 0;
-    while ((v = __atomic_load_n(&header->seq, __ATOMIC_ACQUIRE)) != seq) {
-        if (waited) *waited = 1;
+    uint64_t v = __atomic_load_n(&header->seq, __ATOMIC_ACQUIRE);
+    if (waited) *waited = v != seq;
+    for (; v != seq; v = __atomic_load_n(&header->seq, __ATOMIC_ACQUIRE)) {
         if (!pld_backoff_spinning(c, &b)) PLD_TRY(pld_probe_peer(c, a, peer));
         pld_backoff_watch(c, &b, off, off, 0, (int32_t)seq, PLD_WAIT_EQ, peer);
         const int32_t status = pld_backoff_step(c, &b, (const int32_t *)&header->seq, (int32_t)v);

@@ -433,11 +433,7 @@ fn reduce_scatter(op: ReduceOp, dtype: DType) -> String {
     const uint64_t mine_off = a->target_off + row * (uint64_t)c->rank;
     {ty} *mine = ({ty} *)(c->local_base + mine_off);
     if (pld_ll_rows(c, a, row)) {{
-        PLD_TRY(pld_publish(c, a)); /* for peers in another collective, which probe the board */
-        for (int32_t i = 1; i < c->nranks; ++i) {{
-            const int32_t p = (c->rank + i) % c->nranks;
-            PLD_TRY(pld_ll_send_to(c, a, p, c->local_base + a->target_off + row * (uint64_t)p, row));
-        }}
+        PLD_TRY(pld_ll_send_rows(c, a, c->local_base + a->target_off, row));
         for (int32_t i = 1; i < c->nranks; ++i) {{
             const void *src;
             PLD_TRY(pld_ll_receive(c, a, (c->rank + i) % c->nranks, &src));
@@ -882,11 +878,7 @@ const ALL_TO_ALL: &str = r#"    const uint64_t row = a->row_bytes, w = (uint64_t
     pld_copy(target + row * r, c->local_base + a->input_off + row * r, row);
     if (w == 1) return PLD_OK;
     if (pld_ll_rows(c, a, row)) {
-        PLD_TRY(pld_publish(c, a)); /* for peers in another collective, which probe the board */
-        for (int32_t i = 1; i < c->nranks; ++i) {
-            const int32_t p = (c->rank + i) % c->nranks;
-            PLD_TRY(pld_ll_send_to(c, a, p, c->local_base + a->input_off + row * (uint64_t)p, row));
-        }
+        PLD_TRY(pld_ll_send_rows(c, a, c->local_base + a->input_off, row));
         return pld_ll_receive_rows(c, a, target, row);
     }
     PLD_TRY(pld_ready_round(c, a));

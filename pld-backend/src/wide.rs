@@ -199,11 +199,7 @@ pub(crate) fn reduce_scatter(op: ReduceOp, dtype: DType) -> String {
     if (pld_ll_rows(c, a, row)) {{
         if (c->scratch_bytes < 4 * n) return PLD_OUT_OF_BOUNDS;
         float *wide = (float *)c->scratch;
-        PLD_TRY(pld_publish(c, a)); /* for peers in another collective, which probe the board */
-        for (int32_t i = 1; i < w; ++i) {{
-            const int32_t p = (c->rank + i) % w;
-            PLD_TRY(pld_ll_send_to(c, a, p, c->local_base + a->target_off + row * (uint64_t)p, row));
-        }}
+        PLD_TRY(pld_ll_send_rows(c, a, c->local_base + a->target_off, row));
         pld_widen_{dtype}(wide, mine, n);
         for (int32_t i = 1; i < w; ++i) {{
             const void *src;
